@@ -1,0 +1,8 @@
+//! What the gateway knows of the A2A protocol: the JSON-RPC envelope, the
+//! method table of every version and the params each method needs.
+
+pub mod jsonrpc;
+pub mod methods;
+pub mod params;
+
+pub use methods::{Family, Method, Version};

@@ -1,0 +1,298 @@
+//! Required-params checks per method. Deliberately lenient about what a
+//! version may add (unknown members pass) and strict about what every upstream
+//! needs, so the gateway never refuses a request an agent would accept.
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::methods::{Family, Method, Version};
+
+type Obj = Map<String, Value>;
+
+/// Checks `params` for `method`, returning them parsed (routing reads them
+/// later) or a message naming the missing or wrong field.
+pub fn validate(method: &Method, params: Option<&RawValue>) -> Result<Option<Value>, String> {
+    let parsed: Option<Value> = match params {
+        None => None,
+        Some(raw) => Some(serde_json::from_str(raw.get()).map_err(|e| format!("params: {e}"))?),
+    };
+    let obj = match &parsed {
+        Some(Value::Object(o)) => Some(o),
+        Some(_) => return Err("params must be an object (A2A uses named parameters)".into()),
+        None => None,
+    };
+    check(method, obj)?;
+    Ok(parsed)
+}
+
+fn check(method: &Method, params: Option<&Obj>) -> Result<(), String> {
+    let optional = matches!(method.family, Family::ListTasks | Family::ExtendedCard);
+    let p = match params {
+        Some(p) => p,
+        None if optional => return Ok(()),
+        None => return Err("params is required".into()),
+    };
+    match (method.family, method.version) {
+        (Family::Send | Family::Stream, Version::V0_1) => {
+            string(p, "params", "id")?;
+            message(p, false)
+        }
+        (Family::Send | Family::Stream, _) => message(p, true),
+        (Family::GetTask, _) => {
+            string(p, "params", "id")?;
+            history_length(p)
+        }
+        (Family::CancelTask | Family::Resubscribe, _) => string(p, "params", "id").map(drop),
+        (Family::ListTasks | Family::ExtendedCard, _) => Ok(()),
+        (Family::PushSet, Version::V1_0) => string(p, "params", "taskId").map(drop),
+        (Family::PushSet, v) => {
+            string(
+                p,
+                "params",
+                if v == Version::V0_1 { "id" } else { "taskId" },
+            )?;
+            let cfg = object(p, "params", "pushNotificationConfig")?;
+            string(cfg, "params.pushNotificationConfig", "url").map(drop)
+        }
+        (Family::PushGet | Family::PushList, Version::V1_0) => {
+            string(p, "params", "taskId").map(drop)
+        }
+        (Family::PushDelete, Version::V1_0) => {
+            string(p, "params", "taskId")?;
+            string(p, "params", "id").map(drop)
+        }
+        (Family::PushDelete, _) => {
+            string(p, "params", "id")?;
+            string(p, "params", "pushNotificationConfigId").map(drop)
+        }
+        (Family::PushGet | Family::PushList, _) => string(p, "params", "id").map(drop),
+    }
+}
+
+const ROLES: [&str; 4] = ["user", "agent", "ROLE_USER", "ROLE_AGENT"];
+
+fn message(p: &Obj, needs_message_id: bool) -> Result<(), String> {
+    let msg = object(p, "params", "message")?;
+    let role = string(msg, "params.message", "role").map(|_| msg["role"].as_str())?;
+    if !role.is_some_and(|r| ROLES.contains(&r)) {
+        return Err(format!(
+            "params.message.role must be one of {}",
+            ROLES.join(", ")
+        ));
+    }
+    match msg.get("parts") {
+        None => return Err("params.message.parts is required".into()),
+        Some(Value::Array(parts)) if parts.is_empty() => {
+            return Err("params.message.parts must contain at least one part".into())
+        }
+        Some(Value::Array(parts)) => {
+            if let Some(i) = parts.iter().position(|part| !part.is_object()) {
+                return Err(format!("params.message.parts[{i}] must be an object"));
+            }
+        }
+        Some(_) => return Err("params.message.parts must be an array".into()),
+    }
+    if needs_message_id {
+        string(msg, "params.message", "messageId")?;
+    }
+    Ok(())
+}
+
+fn history_length(p: &Obj) -> Result<(), String> {
+    match p.get("historyLength") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Number(n)) if n.as_u64().is_some() => Ok(()),
+        Some(_) => Err("params.historyLength must be a non-negative integer".into()),
+    }
+}
+
+fn object<'a>(p: &'a Obj, at: &str, key: &str) -> Result<&'a Obj, String> {
+    match p.get(key) {
+        Some(Value::Object(o)) => Ok(o),
+        None | Some(Value::Null) => Err(format!("{at}.{key} is required")),
+        Some(_) => Err(format!("{at}.{key} must be an object")),
+    }
+}
+
+fn string<'a>(p: &'a Obj, at: &str, key: &str) -> Result<&'a str, String> {
+    match p.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s),
+        Some(Value::String(_)) => Err(format!("{at}.{key} must not be empty")),
+        None | Some(Value::Null) => Err(format!("{at}.{key} is required")),
+        Some(_) => Err(format!("{at}.{key} must be a string")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::methods::lookup;
+
+    fn run(method: &str, params: &str) -> Result<(), String> {
+        let raw = RawValue::from_string(params.to_string()).unwrap();
+        validate(lookup(method).unwrap(), Some(&raw)).map(|_| ())
+    }
+
+    const MSG03: &str = r#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
+    const MSG10: &str =
+        r#"{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#;
+    const MSG01: &str = r#"{"id":"t1","sessionId":"s1","message":{"role":"user","parts":[{"type":"text","text":"hi"}]}}"#;
+
+    #[test]
+    fn valid_requests_of_every_version_pass() {
+        let ok = [
+            ("message/send", MSG03),
+            ("message/stream", MSG03),
+            ("SendMessage", MSG10),
+            ("SendStreamingMessage", MSG10),
+            ("tasks/send", MSG01),
+            ("tasks/sendSubscribe", MSG01),
+            ("tasks/get", r#"{"id":"t1","historyLength":3}"#),
+            ("GetTask", r#"{"id":"t1"}"#),
+            ("tasks/cancel", r#"{"id":"t1"}"#),
+            ("CancelTask", r#"{"id":"t1"}"#),
+            ("tasks/resubscribe", r#"{"id":"t1"}"#),
+            ("SubscribeToTask", r#"{"id":"t1"}"#),
+            ("ListTasks", r#"{"contextId":"c1","pageSize":10}"#),
+            (
+                "tasks/pushNotificationConfig/set",
+                r#"{"taskId":"t1","pushNotificationConfig":{"url":"https://x"}}"#,
+            ),
+            (
+                "tasks/pushNotification/set",
+                r#"{"id":"t1","pushNotificationConfig":{"url":"https://x"}}"#,
+            ),
+            ("tasks/pushNotificationConfig/get", r#"{"id":"t1"}"#),
+            ("tasks/pushNotificationConfig/list", r#"{"id":"t1"}"#),
+            (
+                "tasks/pushNotificationConfig/delete",
+                r#"{"id":"t1","pushNotificationConfigId":"p1"}"#,
+            ),
+            (
+                "CreateTaskPushNotificationConfig",
+                r#"{"taskId":"t1","url":"https://x"}"#,
+            ),
+            (
+                "GetTaskPushNotificationConfig",
+                r#"{"taskId":"t1","id":"p1"}"#,
+            ),
+            ("ListTaskPushNotificationConfigs", r#"{"taskId":"t1"}"#),
+            (
+                "DeleteTaskPushNotificationConfig",
+                r#"{"taskId":"t1","id":"p1"}"#,
+            ),
+            ("GetExtendedAgentCard", "{}"),
+        ];
+        for (method, params) in ok {
+            assert_eq!(run(method, params), Ok(()), "{method} {params}");
+        }
+    }
+
+    #[test]
+    fn params_may_be_absent_only_where_optional() {
+        assert!(validate(lookup("ListTasks").unwrap(), None).is_ok());
+        assert!(validate(lookup("agent/getAuthenticatedExtendedCard").unwrap(), None).is_ok());
+        assert_eq!(
+            validate(lookup("message/send").unwrap(), None).unwrap_err(),
+            "params is required"
+        );
+    }
+
+    #[test]
+    fn each_problem_names_its_field() {
+        let cases = [
+            ("message/send", r#"{}"#, "params.message is required"),
+            (
+                "SendMessage",
+                r#"{"":"not_a_dict"}"#,
+                "params.message is required",
+            ),
+            (
+                "SendMessage",
+                r#"{"message":"x"}"#,
+                "params.message must be an object",
+            ),
+            (
+                "SendMessage",
+                r#"{"message":{"parts":"invalid"}}"#,
+                "params.message.role is required",
+            ),
+            (
+                "message/send",
+                r#"{"message":{"role":"boss","parts":[{}],"messageId":"m"}}"#,
+                "params.message.role must be one of",
+            ),
+            (
+                "message/send",
+                r#"{"message":{"role":"user","messageId":"m"}}"#,
+                "params.message.parts is required",
+            ),
+            (
+                "message/send",
+                r#"{"message":{"role":"user","parts":[],"messageId":"m"}}"#,
+                "at least one part",
+            ),
+            (
+                "message/send",
+                r#"{"message":{"role":"user","parts":{},"messageId":"m"}}"#,
+                "params.message.parts must be an array",
+            ),
+            (
+                "message/send",
+                r#"{"message":{"role":"user","parts":[{},3],"messageId":"m"}}"#,
+                "params.message.parts[1] must be an object",
+            ),
+            (
+                "message/send",
+                r#"{"message":{"role":"user","parts":[{}]}}"#,
+                "params.message.messageId is required",
+            ),
+            (
+                "message/send",
+                r#"{"message":{"role":"user","parts":[{}],"messageId":7}}"#,
+                "params.message.messageId must be a string",
+            ),
+            (
+                "tasks/send",
+                r#"{"message":{"role":"user","parts":[{}]}}"#,
+                "params.id is required",
+            ),
+            ("tasks/get", r#"{}"#, "params.id is required"),
+            ("GetTask", r#"{"id":""}"#, "params.id must not be empty"),
+            ("GetTask", r#"{"id":5}"#, "params.id must be a string"),
+            (
+                "tasks/get",
+                r#"{"id":"t","historyLength":-1}"#,
+                "params.historyLength",
+            ),
+            (
+                "tasks/pushNotificationConfig/set",
+                r#"{"taskId":"t"}"#,
+                "params.pushNotificationConfig is required",
+            ),
+            (
+                "tasks/pushNotificationConfig/set",
+                r#"{"taskId":"t","pushNotificationConfig":{}}"#,
+                "params.pushNotificationConfig.url is required",
+            ),
+            (
+                "tasks/pushNotificationConfig/delete",
+                r#"{"id":"t"}"#,
+                "params.pushNotificationConfigId is required",
+            ),
+            (
+                "DeleteTaskPushNotificationConfig",
+                r#"{"taskId":"t"}"#,
+                "params.id is required",
+            ),
+            ("message/send", r#"[1,2]"#, "params must be an object"),
+        ];
+        for (method, params, want) in cases {
+            let got = run(method, params).unwrap_err();
+            assert!(
+                got.contains(want),
+                "{method} {params}: got {got:?}, want {want:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Points every endpoint URL in an Agent Card at the gateway, so no client is
+//! sent around it, and drops what the gateway cannot honestly advertise.
+
+use serde_json::{Map, Value};
+
+/// The binding the gateway proxies. Interfaces of other bindings (HTTP+JSON,
+/// GRPC) are left out rather than advertised at an address that won't serve
+/// them.
+const JSONRPC: &str = "JSONRPC";
+
+/// Rewrites `card` in place for clients of the gateway at `endpoint`.
+/// Handles 0.2/0.3 fields (`url`, `preferredTransport`,
+/// `additionalInterfaces`) and 1.0 `supportedInterfaces`; leaves every other
+/// field, known or not, as the agent wrote it.
+pub fn rewrite(card: &mut Value, endpoint: &str) {
+    let Some(card) = card.as_object_mut() else {
+        return;
+    };
+    if card.contains_key("url") {
+        card.insert("url".into(), Value::String(endpoint.into()));
+    }
+    if card.contains_key("preferredTransport") {
+        card.insert("preferredTransport".into(), Value::String(JSONRPC.into()));
+    }
+    retarget(card, "additionalInterfaces", "transport", endpoint);
+    retarget(card, "supportedInterfaces", "protocolBinding", endpoint);
+    // A signature covers the agent's own bytes; after rewriting it would not
+    // verify, and a card that fails verification is worse than an unsigned one.
+    card.remove("signatures");
+}
+
+/// Keeps the JSON-RPC interfaces of a list, each pointed at `endpoint`, and
+/// drops exact duplicates that retargeting creates.
+fn retarget(card: &mut Map<String, Value>, key: &str, binding_key: &str, endpoint: &str) {
+    let Some(Value::Array(list)) = card.get_mut(key) else {
+        return;
+    };
+    list.retain(|i| {
+        i.get(binding_key)
+            .and_then(Value::as_str)
+            .is_some_and(|b| b.eq_ignore_ascii_case(JSONRPC))
+    });
+    for item in list.iter_mut() {
+        if let Some(obj) = item.as_object_mut() {
+            obj.insert("url".into(), Value::String(endpoint.into()));
+        }
+    }
+    let mut seen: Vec<Value> = Vec::with_capacity(list.len());
+    list.retain(|i| {
+        let fresh = !seen.contains(i);
+        if fresh {
+            seen.push(i.clone());
+        }
+        fresh
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rewrites_0_3_card() {
+        let mut card = json!({
+            "name": "A", "url": "http://10.0.0.5:9001/", "preferredTransport": "JSONRPC",
+            "additionalInterfaces": [
+                {"url": "http://10.0.0.5:9001/", "transport": "JSONRPC"},
+                {"url": "http://10.0.0.5:9001/rest", "transport": "HTTP+JSON"},
+                {"url": "10.0.0.5:50051", "transport": "GRPC"}
+            ],
+            "provider": {"organization": "X", "url": "https://x.example"},
+            "signatures": [{"protected": "e30", "signature": "abc"}],
+            "x-custom": 1
+        });
+        rewrite(&mut card, "https://gw.example/");
+        assert_eq!(card["url"], "https://gw.example/");
+        assert_eq!(
+            card["additionalInterfaces"],
+            json!([{"url": "https://gw.example/", "transport": "JSONRPC"}])
+        );
+        assert_eq!(card["provider"]["url"], "https://x.example");
+        assert_eq!(card["x-custom"], 1);
+        assert!(card.get("signatures").is_none());
+    }
+
+    #[test]
+    fn rewrites_1_0_interfaces_keeping_versions_and_tenant() {
+        let mut card = json!({
+            "name": "B",
+            "supportedInterfaces": [
+                {"url": "http://b/a2a/v1", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+                {"url": "http://b/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t1"},
+                {"url": "http://b/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+            ]
+        });
+        rewrite(&mut card, "http://gw/");
+        assert_eq!(
+            card["supportedInterfaces"],
+            json!([
+                {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t1"},
+                {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+            ])
+        );
+        assert!(
+            card.get("url").is_none(),
+            "a 1.0-only card gains no 0.3 field here"
+        );
+    }
+
+    #[test]
+    fn non_jsonrpc_preferred_transport_becomes_jsonrpc() {
+        let mut card = json!({"url": "http://a/rest", "preferredTransport": "HTTP+JSON"});
+        rewrite(&mut card, "http://gw/");
+        assert_eq!(
+            card,
+            json!({"url": "http://gw/", "preferredTransport": "JSONRPC"})
+        );
+    }
+
+    #[test]
+    fn tolerates_odd_shapes() {
+        for mut v in [
+            json!(null),
+            json!([1]),
+            json!({"additionalInterfaces": "x"}),
+            json!({"supportedInterfaces": [1, "x"]}),
+        ] {
+            rewrite(&mut v, "http://gw/");
+        }
+    }
+}

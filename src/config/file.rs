@@ -1,0 +1,122 @@
+//! The TOML file as written by an operator. Every section refuses unknown
+//! keys so a typo is an error, not a silently ignored setting. Defaults live
+//! here and are mirrored, with comments, in config/gateway.toml.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSection {
+    pub listen: String,
+    pub admin_listen: String,
+    pub public_url: Option<String>,
+    pub shutdown_grace: String,
+    pub http2_max_concurrent_streams: u32,
+}
+
+impl Default for ServerSection {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            admin_listen: "127.0.0.1:9090".into(),
+            public_url: None,
+            shutdown_grace: "30s".into(),
+            http2_max_concurrent_streams: 256,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsSection {
+    pub max_body_bytes: u64,
+    pub max_header_bytes: u64,
+    pub header_read_timeout: String,
+    pub body_read_timeout: String,
+    pub sse_idle_timeout: String,
+    pub max_sse_event_bytes: u64,
+}
+
+impl Default for LimitsSection {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 10 * 1024 * 1024,
+            max_header_bytes: 64 * 1024,
+            header_read_timeout: "10s".into(),
+            body_read_timeout: "30s".into(),
+            sse_idle_timeout: "5m".into(),
+            max_sse_event_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingSection {
+    pub default_upstream: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogSection {
+    pub format: String,
+    pub level: String,
+}
+
+impl Default for LogSection {
+    fn default() -> Self {
+        Self {
+            format: "text".into(),
+            level: "info".into(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamSection {
+    pub name: String,
+    pub url: String,
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout: String,
+    #[serde(default = "default_response_header_timeout")]
+    pub response_header_timeout: String,
+    #[serde(default)]
+    pub http2: bool,
+    #[serde(default)]
+    pub headers: BTreeMap<String, HeaderSource>,
+}
+
+fn default_connect_timeout() -> String {
+    "5s".into()
+}
+
+// Blocking `message/send` calls to LLM agents can take minutes; this bounds
+// the wait for the response headers only, not a stream's life.
+fn default_response_header_timeout() -> String {
+    "120s".into()
+}
+
+/// Where an extra upstream header's value comes from. Secrets belong in the
+/// environment or a mounted file, not in the TOML.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum HeaderSource {
+    Value(String),
+    Env(EnvSource),
+    File(FileSource),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvSource {
+    pub env: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSource {
+    pub file: String,
+}

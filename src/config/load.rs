@@ -1,0 +1,567 @@
+//! TOML text → validated `Config`, collecting every problem with its path.
+//!
+//! Each section is deserialized on its own so one bad section does not hide
+//! problems in the others; then values are checked one by one.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue, Uri};
+use serde::de::DeserializeOwned;
+use toml::{Table, Value};
+
+use super::file::{
+    HeaderSource, LimitsSection, LogSection, RoutingSection, ServerSection, UpstreamSection,
+};
+use super::*;
+
+const SECTIONS: [&str; 5] = ["server", "limits", "routing", "upstreams", "log"];
+
+pub fn load_str(text: &str) -> Result<Config, ConfigErrors> {
+    load_with(Some(text), &Overrides::default())
+}
+
+pub fn load_file(path: &Path, overrides: &Overrides) -> Result<Config, ConfigErrors> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigErrors(vec![ConfigError {
+            path: String::new(),
+            message: format!("cannot read {}: {e}", path.display()),
+        }])
+    })?;
+    load_with(Some(&text), overrides)
+}
+
+/// Loads from TOML text (or nothing: flags only) with overrides applied.
+pub fn load_with(text: Option<&str>, overrides: &Overrides) -> Result<Config, ConfigErrors> {
+    let mut table = match text {
+        Some(t) => t.parse::<Table>().map_err(|e| {
+            ConfigErrors(vec![ConfigError {
+                path: String::new(),
+                message: e.to_string().trim_end().to_string(),
+            }])
+        })?,
+        None => Table::new(),
+    };
+    overrides.apply(&mut table);
+    let mut v = Checker::default();
+    let config = v.config(&table);
+    match (config, v.errors.is_empty()) {
+        (Some(config), true) => Ok(config),
+        _ => Err(ConfigErrors(v.errors)),
+    }
+}
+
+#[derive(Default)]
+struct Checker {
+    errors: Vec<ConfigError>,
+}
+
+impl Checker {
+    fn err(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.errors.push(ConfigError {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    fn config(&mut self, table: &Table) -> Option<Config> {
+        for key in table.keys().filter(|k| !SECTIONS.contains(&k.as_str())) {
+            self.err(
+                key.clone(),
+                format!("unknown section; expected one of {}", SECTIONS.join(", ")),
+            );
+        }
+        let server = self.section::<ServerSection>(table.get("server"), "server");
+        let limits = self.section::<LimitsSection>(table.get("limits"), "limits");
+        let routing = self.section::<RoutingSection>(table.get("routing"), "routing");
+        let log = self.section::<LogSection>(table.get("log"), "log");
+        let upstreams = self.upstream_sections(table.get("upstreams"));
+
+        let server = server.and_then(|s| self.server(s));
+        let limits = limits.and_then(|l| self.limits(l));
+        let log = log.and_then(|l| self.log(l));
+        let upstreams: Vec<_> = upstreams
+            .into_iter()
+            .filter_map(|(i, u)| self.upstream(i, u))
+            .collect();
+        let routing = routing.and_then(|r| self.routing(r, table.get("upstreams")));
+        Some(Config {
+            server: server?,
+            limits: limits?,
+            routing: routing?,
+            upstreams,
+            log: log?,
+        })
+    }
+
+    fn section<T: DeserializeOwned + Default>(
+        &mut self,
+        value: Option<&Value>,
+        path: &str,
+    ) -> Option<T> {
+        let Some(value) = value else {
+            return Some(T::default());
+        };
+        self.deserialize(value, path)
+    }
+
+    fn deserialize<T: DeserializeOwned>(&mut self, value: &Value, path: &str) -> Option<T> {
+        match serde_path_to_error::deserialize::<_, T>(value.clone()) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let inner = e.path().to_string();
+                let full = match inner.as_str() {
+                    "." | "" | "?" => path.to_string(),
+                    p => format!("{path}.{p}"),
+                };
+                let msg = e.into_inner().to_string();
+                let msg = if msg.contains("untagged enum HeaderSource") {
+                    "expected a string, { env = \"VAR\" } or { file = \"/path\" }".to_string()
+                } else {
+                    msg.trim_end().to_string()
+                };
+                self.err(full, msg);
+                None
+            }
+        }
+    }
+
+    fn upstream_sections(&mut self, value: Option<&Value>) -> Vec<(usize, UpstreamSection)> {
+        let list = match value {
+            None => {
+                self.err(
+                    "upstreams",
+                    "at least one upstream is required: add an [[upstreams]] table or pass --upstream NAME=URL",
+                );
+                return Vec::new();
+            }
+            Some(Value::Array(list)) => list,
+            Some(_) => {
+                self.err("upstreams", "must be an array of tables ([[upstreams]])");
+                return Vec::new();
+            }
+        };
+        if list.is_empty() {
+            self.err("upstreams", "at least one upstream is required");
+        }
+        let sections: Vec<_> = list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| {
+                self.deserialize::<UpstreamSection>(u, &format!("upstreams[{i}]"))
+                    .map(|s| (i, s))
+            })
+            .collect();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (i, s) in &sections {
+            if let Some(first) = seen.insert(s.name.as_str(), *i) {
+                self.err(
+                    format!("upstreams[{i}].name"),
+                    format!(
+                        "duplicate upstream name '{}' (also upstreams[{first}])",
+                        s.name
+                    ),
+                );
+            }
+        }
+        sections
+    }
+
+    fn server(&mut self, s: ServerSection) -> Option<Server> {
+        // Every field is checked before any `?`, so all problems are reported.
+        let listen = self.addr("server.listen", &s.listen);
+        let admin_listen = self.addr("server.admin_listen", &s.admin_listen);
+        let public_url = s.public_url.as_deref().map(|u| self.public_url(u));
+        let shutdown_grace = self.duration("server.shutdown_grace", &s.shutdown_grace);
+        if s.http2_max_concurrent_streams == 0 {
+            self.err("server.http2_max_concurrent_streams", "must be at least 1");
+        }
+        Some(Server {
+            listen: listen?,
+            admin_listen: admin_listen?,
+            public_url: public_url.map_or(Some(None), |p| p.map(Some))?,
+            shutdown_grace: shutdown_grace?,
+            http2_max_concurrent_streams: s.http2_max_concurrent_streams.max(1),
+        })
+    }
+
+    fn public_url(&mut self, text: &str) -> Option<PublicUrl> {
+        let path = "server.public_url";
+        let uri = match text.parse::<Uri>() {
+            Ok(u) => u,
+            Err(e) => {
+                self.err(path, format!("not a URL: {e}"));
+                return None;
+            }
+        };
+        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+            self.err(
+                path,
+                "must be an absolute URL like https://agents.example.com",
+            );
+            return None;
+        };
+        if scheme != "http" && scheme != "https" {
+            self.err(path, "scheme must be http or https");
+            return None;
+        }
+        if uri.query().is_some() {
+            self.err(path, "must not have a query string");
+            return None;
+        }
+        let trimmed = uri.path().trim_end_matches('/');
+        Some(PublicUrl {
+            origin: format!("{scheme}://{authority}"),
+            path: if trimmed.is_empty() {
+                "/".into()
+            } else {
+                trimmed.into()
+            },
+        })
+    }
+
+    fn limits(&mut self, l: LimitsSection) -> Option<Limits> {
+        let body = self.size("limits.max_body_bytes", l.max_body_bytes, 1);
+        // hyper refuses read buffers under 8 KiB.
+        let header = self.size("limits.max_header_bytes", l.max_header_bytes, 8192);
+        let event = self.size("limits.max_sse_event_bytes", l.max_sse_event_bytes, 1024);
+        let header_read = self.duration("limits.header_read_timeout", &l.header_read_timeout);
+        let body_read = self.duration("limits.body_read_timeout", &l.body_read_timeout);
+        let sse_idle = self.duration("limits.sse_idle_timeout", &l.sse_idle_timeout);
+        Some(Limits {
+            max_body_bytes: body?,
+            max_header_bytes: header?,
+            header_read_timeout: header_read?,
+            body_read_timeout: body_read?,
+            sse_idle_timeout: sse_idle?,
+            max_sse_event_bytes: event?,
+        })
+    }
+
+    fn routing(&mut self, r: RoutingSection, upstreams: Option<&Value>) -> Option<Routing> {
+        if let Some(name) = &r.default_upstream {
+            let known = upstreams
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|u| u.get("name").and_then(Value::as_str) == Some(name));
+            if !known {
+                self.err(
+                    "routing.default_upstream",
+                    format!("names no configured upstream: '{name}'"),
+                );
+            }
+        }
+        Some(Routing {
+            default_upstream: r.default_upstream,
+        })
+    }
+
+    fn log(&mut self, l: LogSection) -> Option<Log> {
+        let format = match l.format.as_str() {
+            "text" => Some(LogFormat::Text),
+            "json" => Some(LogFormat::Json),
+            other => {
+                self.err(
+                    "log.format",
+                    format!("must be \"text\" or \"json\", not \"{other}\""),
+                );
+                None
+            }
+        };
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&l.level) {
+            self.err("log.level", format!("not a valid level or filter: {e}"));
+            return None;
+        }
+        Some(Log {
+            format: format?,
+            level: l.level,
+        })
+    }
+
+    fn upstream(&mut self, i: usize, u: UpstreamSection) -> Option<Upstream> {
+        let at = |field: &str| format!("upstreams[{i}].{field}");
+        if u.name.is_empty()
+            || !u
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            self.err(
+                at("name"),
+                "must be non-empty and use only letters, digits, '-' and '_' (it appears in URLs)",
+            );
+        }
+        let url = self.upstream_url(&at("url"), &u.url);
+        let connect_timeout = self.duration(&at("connect_timeout"), &u.connect_timeout);
+        let response_header_timeout =
+            self.duration(&at("response_header_timeout"), &u.response_header_timeout);
+        let headers: Vec<_> = u
+            .headers
+            .iter()
+            .filter_map(|(name, source)| self.header(&at(&format!("headers.{name}")), name, source))
+            .collect();
+        Some(Upstream {
+            name: u.name,
+            url: url?,
+            connect_timeout: connect_timeout?,
+            response_header_timeout: response_header_timeout?,
+            http2: u.http2,
+            headers,
+        })
+    }
+
+    fn upstream_url(&mut self, path: &str, text: &str) -> Option<Uri> {
+        let uri = match text.parse::<Uri>() {
+            Ok(u) => u,
+            Err(e) => {
+                self.err(path, format!("not a URL: {e}"));
+                return None;
+            }
+        };
+        match (uri.scheme_str(), uri.authority()) {
+            (Some("http"), Some(_)) => Some(uri),
+            (Some("https"), Some(_)) => {
+                self.err(path, "https upstreams are not supported yet; use http (e.g. a sidecar on localhost or a service mesh)");
+                None
+            }
+            _ => {
+                self.err(
+                    path,
+                    "must be an absolute http URL like http://127.0.0.1:9001",
+                );
+                None
+            }
+        }
+    }
+
+    fn header(
+        &mut self,
+        path: &str,
+        name: &str,
+        source: &HeaderSource,
+    ) -> Option<(HeaderName, HeaderValue)> {
+        let Ok(header) = HeaderName::from_bytes(name.as_bytes()) else {
+            self.err(path, "not a valid HTTP header name");
+            return None;
+        };
+        if crate::upstream::headers::is_hop_by_hop(&header) || header == http::header::HOST {
+            self.err(
+                path,
+                "hop-by-hop and Host headers are managed by the gateway and cannot be set",
+            );
+            return None;
+        }
+        let text = match source {
+            HeaderSource::Value(v) => v.clone(),
+            HeaderSource::Env(e) => match std::env::var(&e.env) {
+                Ok(v) => v,
+                Err(_) => {
+                    self.err(path, format!("environment variable {} is not set", e.env));
+                    return None;
+                }
+            },
+            HeaderSource::File(f) => match std::fs::read_to_string(&f.file) {
+                Ok(v) => v.trim_end_matches(['\r', '\n']).to_string(),
+                Err(e) => {
+                    self.err(path, format!("cannot read {}: {e}", f.file));
+                    return None;
+                }
+            },
+        };
+        match HeaderValue::from_str(&text) {
+            Ok(mut value) => {
+                value.set_sensitive(true);
+                Some((header, value))
+            }
+            Err(_) => {
+                self.err(path, "value is not a valid HTTP header value");
+                None
+            }
+        }
+    }
+
+    fn addr(&mut self, path: &str, text: &str) -> Option<SocketAddr> {
+        match text.parse() {
+            Ok(a) => Some(a),
+            Err(_) => {
+                self.err(
+                    path,
+                    format!("expected IP:port like 127.0.0.1:8080 or [::]:8080, not \"{text}\""),
+                );
+                None
+            }
+        }
+    }
+
+    fn duration(&mut self, path: &str, text: &str) -> Option<Duration> {
+        match humantime::parse_duration(text) {
+            Ok(d) if !d.is_zero() => Some(d),
+            Ok(_) => {
+                self.err(path, "must be greater than zero");
+                None
+            }
+            Err(_) => {
+                self.err(
+                    path,
+                    format!(
+                        "expected a duration like \"500ms\", \"30s\" or \"5m\", not \"{text}\""
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn size(&mut self, path: &str, value: u64, min: u64) -> Option<usize> {
+        match usize::try_from(value) {
+            Ok(v) if value >= min => Some(v),
+            _ => {
+                self.err(path, format!("must be at least {min}"));
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<(String, String)> {
+        load_str(text)
+            .unwrap_err()
+            .0
+            .into_iter()
+            .map(|e| (e.path, e.message))
+            .collect()
+    }
+
+    #[test]
+    fn minimal_config_gets_defaults() {
+        let c =
+            load_str("[[upstreams]]\nname = \"echo\"\nurl = \"http://127.0.0.1:9001\"\n").unwrap();
+        assert_eq!(c.server.listen, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(c.limits.max_body_bytes, 10 * 1024 * 1024);
+        assert_eq!(c.upstreams[0].connect_timeout, Duration::from_secs(5));
+        assert!(c.server.public_url.is_none());
+    }
+
+    #[test]
+    fn reports_every_problem_with_its_path() {
+        let text = r#"
+            surprise = 1
+            [server]
+            listen = "nowhere"
+            public_url = "ftp://x"
+            [limits]
+            body_read_timeout = "soon"
+            max_header_bytes = 100
+            [routing]
+            default_upstream = "ghost"
+            [log]
+            format = "xml"
+            [[upstreams]]
+            name = "a"
+            url = "http://127.0.0.1:1"
+            typo = true
+            [[upstreams]]
+            name = "a b"
+            url = "not a url"
+            connect_timeout = "0s"
+            headers = { "X-Key" = { env = "A2A_GATEWAY_TEST_SURELY_UNSET" }, "Connection" = "x" }
+        "#;
+        let got = errors(text);
+        let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+        for want in [
+            "surprise",
+            "server.listen",
+            "server.public_url",
+            "limits.max_header_bytes",
+            "limits.body_read_timeout",
+            "routing.default_upstream",
+            "log.format",
+            "upstreams[0].typo",
+            "upstreams[1].name",
+            "upstreams[1].url",
+            "upstreams[1].connect_timeout",
+            "upstreams[1].headers.X-Key",
+            "upstreams[1].headers.Connection",
+        ] {
+            assert!(paths.contains(&want), "missing {want} in {got:#?}");
+        }
+        assert!(got
+            .iter()
+            .any(|(p, m)| p == "upstreams[0].typo" && m.contains("unknown field")));
+    }
+
+    #[test]
+    fn wrong_types_name_the_nested_field() {
+        let got = errors("[server]\nlisten = 5\n[[upstreams]]\nname = \"a\"\nurl = \"http://h\"\nheaders = { X = 3 }\n");
+        assert_eq!(got[0].0, "server.listen");
+        assert_eq!(got[1].0, "upstreams[0].headers.X");
+    }
+
+    #[test]
+    fn duplicate_names_and_missing_upstreams() {
+        let dup = "[[upstreams]]\nname=\"a\"\nurl=\"http://h:1\"\n[[upstreams]]\nname=\"a\"\nurl=\"http://h:2\"\n";
+        assert_eq!(errors(dup)[0].0, "upstreams[1].name");
+        assert_eq!(errors("")[0].0, "upstreams");
+    }
+
+    #[test]
+    fn syntax_error_is_reported_with_position() {
+        let got = errors("[server\n");
+        assert!(got[0].1.contains("line 1"), "{got:?}");
+    }
+
+    #[test]
+    fn header_values_come_from_env_and_file() {
+        std::env::set_var("A2A_GATEWAY_TEST_HEADER", "s3cret");
+        let dir = std::env::temp_dir().join(format!("a2a-gw-test-{}", std::process::id()));
+        std::fs::write(&dir, "from-file\n").unwrap();
+        let text = format!(
+            "[[upstreams]]\nname=\"a\"\nurl=\"http://h:1\"\nheaders = {{ X-A = \"plain\", X-B = {{ env = \"A2A_GATEWAY_TEST_HEADER\" }}, X-C = {{ file = \"{}\" }} }}\n",
+            dir.display()
+        );
+        let c = load_str(&text).unwrap();
+        let h = &c.upstreams[0].headers;
+        assert_eq!(h[0].1, "plain");
+        assert_eq!(h[1].1, "s3cret");
+        assert!(h[1].1.is_sensitive());
+        assert_eq!(h[2].1, "from-file");
+        let _ = std::fs::remove_file(dir);
+    }
+
+    #[test]
+    fn overrides_replace_and_add() {
+        let o = Overrides {
+            listen: Some("127.0.0.1:0".into()),
+            admin_listen: None,
+            public_url: Some("https://gw.example.com/a2a/".into()),
+            upstreams: vec![
+                ("a".into(), "http://h:9".into()),
+                ("b".into(), "http://h:10".into()),
+            ],
+        };
+        let c = load_with(Some("[[upstreams]]\nname=\"a\"\nurl=\"http://h:1\"\n"), &o).unwrap();
+        assert_eq!(c.server.listen.port(), 0);
+        assert_eq!(c.upstreams.len(), 2);
+        assert_eq!(c.upstreams[0].url, "http://h:9/");
+        let public = c.server.public_url.unwrap();
+        assert_eq!(public.path, "/a2a");
+        assert_eq!(public.endpoint(), "https://gw.example.com/a2a");
+        // Flags alone, no file: the zero-config sidecar.
+        let c = load_with(
+            None,
+            &Overrides {
+                upstreams: vec![("x".into(), "http://127.0.0.1:1".into())],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.upstreams[0].name, "x");
+    }
+}

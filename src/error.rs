@@ -1,0 +1,179 @@
+//! The gateway's one error type and the one place it becomes a response.
+//!
+//! Who failed decides the status (the pingora rule): a request the client got
+//! wrong at the JSON-RPC level is answered HTTP 200 with a JSON-RPC error, as
+//! A2A servers do; HTTP-level problems get their HTTP status; an upstream
+//! failure is 502/504, never 4xx.
+
+use http::{header, HeaderValue, Response, StatusCode};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use crate::a2a::jsonrpc::{
+    self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+};
+use crate::body::{self, Body};
+
+/// Gateway-defined JSON-RPC codes (server range -32000..-32099), documented
+/// in README.md.
+pub mod codes {
+    /// No upstream can take the request (no default, no matching skill).
+    pub const NO_ROUTE: i32 = -32040;
+    /// The upstream could not be reached or closed before answering.
+    pub const UPSTREAM_UNAVAILABLE: i32 = -32050;
+    /// The upstream did not connect or answer in time.
+    pub const UPSTREAM_TIMEOUT: i32 = -32051;
+    /// The upstream answered something that is not valid HTTP.
+    pub const UPSTREAM_BAD_RESPONSE: i32 = -32052;
+    /// The upstream's SSE stream broke before it ended (final SSE event).
+    pub const UPSTREAM_STREAM_BROKEN: i32 = -32053;
+    /// The upstream's SSE stream sent nothing for the idle timeout (final SSE event).
+    pub const UPSTREAM_STREAM_IDLE: i32 = -32054;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// A JSON-RPC problem with the request's content (parse, envelope,
+    /// method, params): HTTP 200 and the given standard code.
+    #[error("{message}")]
+    Rpc { code: i32, message: String },
+    #[error("method '{0}' is not an A2A method")]
+    MethodNotFound(String),
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+    #[error("request body exceeds the limit of {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("Content-Type must be application/json (got {0})")]
+    UnsupportedMediaType(String),
+    #[error("request body was not received within {0:?}")]
+    BodyTimeout(std::time::Duration),
+    #[error("reading the request body failed: {0}")]
+    BodyRead(String),
+    #[error("no route for {method} {path}: {hint}")]
+    NotFound {
+        method: String,
+        path: String,
+        hint: &'static str,
+    },
+    #[error("{method} is not allowed on {path}; use {allow}")]
+    MethodNotAllowed {
+        method: String,
+        path: String,
+        allow: &'static str,
+    },
+    #[error("no upstream can take this request: {reason}")]
+    NoRoute {
+        reason: String,
+        upstreams: Vec<String>,
+    },
+    #[error("upstream '{upstream}' is unavailable: {detail}")]
+    UpstreamUnavailable { upstream: String, detail: String },
+    #[error("upstream '{upstream}' timed out: {detail}")]
+    UpstreamTimeout { upstream: String, detail: String },
+    #[error("upstream '{upstream}' sent an invalid response: {detail}")]
+    UpstreamBadResponse { upstream: String, detail: String },
+    #[error("internal gateway error: {0}")]
+    Internal(String),
+}
+
+impl GatewayError {
+    pub fn status(&self) -> StatusCode {
+        use GatewayError::*;
+        match self {
+            Rpc { .. } | MethodNotFound(_) | InvalidParams(_) | NoRoute { .. } => StatusCode::OK,
+            PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
+            BodyRead(_) => StatusCode::BAD_REQUEST,
+            NotFound { .. } => StatusCode::NOT_FOUND,
+            MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            UpstreamUnavailable { .. } | UpstreamBadResponse { .. } => StatusCode::BAD_GATEWAY,
+            UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+            Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> i32 {
+        use GatewayError::*;
+        match self {
+            Rpc { code, .. } => *code,
+            MethodNotFound(_) => METHOD_NOT_FOUND,
+            InvalidParams(_) => INVALID_PARAMS,
+            PayloadTooLarge { .. }
+            | UnsupportedMediaType(_)
+            | BodyTimeout(_)
+            | BodyRead(_)
+            | NotFound { .. }
+            | MethodNotAllowed { .. } => INVALID_REQUEST,
+            NoRoute { .. } => codes::NO_ROUTE,
+            UpstreamUnavailable { .. } => codes::UPSTREAM_UNAVAILABLE,
+            UpstreamTimeout { .. } => codes::UPSTREAM_TIMEOUT,
+            UpstreamBadResponse { .. } => codes::UPSTREAM_BAD_RESPONSE,
+            Internal(_) => INTERNAL_ERROR,
+        }
+    }
+
+    /// Structured detail for clients and tools, where there is any.
+    pub fn data(&self) -> Option<Value> {
+        use GatewayError::*;
+        match self {
+            NoRoute { upstreams, .. } => Some(json!({ "upstreams": upstreams })),
+            UpstreamUnavailable { upstream, .. }
+            | UpstreamTimeout { upstream, .. }
+            | UpstreamBadResponse { upstream, .. } => Some(json!({ "upstream": upstream })),
+            PayloadTooLarge { limit } => Some(json!({ "limit": limit })),
+            _ => None,
+        }
+    }
+
+    /// The response for this error, mirroring the request's id (null when the
+    /// request had none or it could not be read).
+    pub fn into_response(self, id: Option<&RawValue>) -> Response<Body> {
+        let status = self.status();
+        let body = jsonrpc::error_body(id, self.code(), &self.to_string(), self.data().as_ref());
+        let mut response = Response::new(body::full(body));
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let GatewayError::MethodNotAllowed { allow, .. } = &self {
+            headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_failures_are_5xx_never_4xx() {
+        let up = |d: &str| (d.to_string(), "u".to_string());
+        let (detail, upstream) = up("x");
+        for e in [
+            GatewayError::UpstreamUnavailable {
+                upstream: upstream.clone(),
+                detail: detail.clone(),
+            },
+            GatewayError::UpstreamTimeout {
+                upstream: upstream.clone(),
+                detail: detail.clone(),
+            },
+            GatewayError::UpstreamBadResponse { upstream, detail },
+        ] {
+            assert!(e.status().is_server_error(), "{e}");
+            assert!((-32099..=-32000).contains(&e.code()));
+        }
+    }
+
+    #[test]
+    fn response_carries_code_message_and_id() {
+        let id = RawValue::from_string("\"abc\"".into()).unwrap();
+        let r = GatewayError::MethodNotFound("x/y".into()).into_response(Some(&id));
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers()[header::CONTENT_TYPE], "application/json");
+    }
+}

@@ -1,0 +1,110 @@
+//! a2a-gateway: one address, one Agent Card and one policy point in front of
+//! a fleet of A2A agents. `build` turns a validated `Config` into a
+//! `Gateway`; `Gateway::start` binds its listeners. The binary and the
+//! integration tests both go through here.
+
+pub mod a2a;
+pub mod admin;
+pub mod body;
+pub mod card;
+pub mod config;
+pub mod demo;
+pub mod dispatch;
+pub mod error;
+pub mod proxy;
+pub mod routing;
+pub mod server;
+pub mod sse;
+pub mod stack;
+pub mod state;
+pub mod upstream;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use config::Config;
+use state::AppState;
+
+pub struct Gateway {
+    state: Arc<AppState>,
+}
+
+pub fn build(config: Config) -> Gateway {
+    Gateway {
+        state: Arc::new(AppState::new(config)),
+    }
+}
+
+impl Gateway {
+    /// Binds the proxy and admin listeners (port 0 picks a free port) and
+    /// starts serving in the background.
+    pub async fn start(self) -> std::io::Result<Running> {
+        let server = &self.state.config.server;
+        let listener = TcpListener::bind(server.listen).await?;
+        let admin_listener = TcpListener::bind(server.admin_listen).await?;
+        let addr = listener.local_addr()?;
+        let admin_addr = admin_listener.local_addr()?;
+        let settings = server::Settings::new(server, &self.state.config.limits);
+        let (stop_proxy, proxy_rx) = watch::channel(false);
+        let (stop_admin, admin_rx) = watch::channel(false);
+        let proxy_task = tokio::spawn(server::serve(
+            listener,
+            stack::proxy(self.state.clone()),
+            settings.clone(),
+            proxy_rx,
+        ));
+        let admin_task = tokio::spawn(server::serve(
+            admin_listener,
+            stack::admin(self.state.clone()),
+            settings,
+            admin_rx,
+        ));
+        tracing::info!(%addr, %admin_addr, upstreams = self.state.upstreams.len(), "a2a-gateway listening");
+        Ok(Running {
+            addr,
+            admin_addr,
+            state: self.state,
+            stop_proxy,
+            stop_admin,
+            proxy_task,
+            admin_task,
+        })
+    }
+}
+
+/// A started gateway. Dropping it stops both listeners (with the usual drain);
+/// `shutdown` drains it.
+pub struct Running {
+    addr: SocketAddr,
+    admin_addr: SocketAddr,
+    state: Arc<AppState>,
+    stop_proxy: watch::Sender<bool>,
+    stop_admin: watch::Sender<bool>,
+    proxy_task: JoinHandle<()>,
+    admin_task: JoinHandle<()>,
+}
+
+impl Running {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn admin_addr(&self) -> SocketAddr {
+        self.admin_addr
+    }
+
+    /// Graceful stop: readiness turns false, the proxy listener stops
+    /// accepting and drains (bounded by the configured grace), then the
+    /// admin listener, which kept answering probes meanwhile, stops too.
+    pub async fn shutdown(self) {
+        self.state.set_draining();
+        let _ = self.stop_proxy.send(true);
+        let _ = self.proxy_task.await;
+        let _ = self.stop_admin.send(true);
+        let _ = self.admin_task.await;
+    }
+}

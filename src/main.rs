@@ -1,0 +1,212 @@
+//! The `a2a-gateway` command: `run`, `check` and `demo`. Thin: everything it
+//! does is in the library, which the integration tests drive directly.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use a2a_gateway::config::{self, Config, LogFormat, Overrides};
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "a2a-gateway",
+    version,
+    about = "A gateway for A2A (Agent2Agent) agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway from a config file, from flags, or both (flags win).
+    Run(RunArgs),
+    /// Validate a config file and print every problem in it.
+    Check {
+        #[arg(long, value_name = "PATH")]
+        config: PathBuf,
+    },
+    /// Run the gateway in front of a built-in sample agent, on loopback.
+    Demo {
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+        #[arg(long, default_value = "127.0.0.1:9090")]
+        admin_listen: SocketAddr,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Proxy listen address (IP:port).
+    #[arg(long)]
+    listen: Option<String>,
+    /// Admin listen address for /healthz and /readyz (IP:port).
+    #[arg(long)]
+    admin_listen: Option<String>,
+    /// The URL clients use to reach the gateway (goes into the Agent Card).
+    #[arg(long)]
+    public_url: Option<String>,
+    /// An upstream agent as NAME=URL; repeatable. Replaces the URL of a
+    /// configured upstream with that name, or adds one.
+    #[arg(long = "upstream", value_name = "NAME=URL", value_parser = parse_upstream)]
+    upstreams: Vec<(String, String)>,
+}
+
+fn parse_upstream(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, url)) if !name.is_empty() && !url.is_empty() => Ok((name.into(), url.into())),
+        _ => Err(format!(
+            "expected NAME=URL (e.g. echo=http://127.0.0.1:9001), got '{s}'"
+        )),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Run(args) => run(args).await,
+            Command::Check { config } => check(&config),
+            Command::Demo {
+                listen,
+                admin_listen,
+            } => demo(listen, admin_listen).await,
+        }
+    })
+}
+
+fn check(path: &std::path::Path) -> ExitCode {
+    match config::load_file(path, &Overrides::default()) {
+        Ok(c) => {
+            println!(
+                "{}: OK ({} upstream(s), listening on {}, admin on {})",
+                path.display(),
+                c.upstreams.len(),
+                c.server.listen,
+                c.server.admin_listen
+            );
+            ExitCode::SUCCESS
+        }
+        Err(errors) => {
+            eprintln!("{}: {} problem(s)", path.display(), errors.0.len());
+            for line in errors.to_string().lines() {
+                eprintln!("  error: {line}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: RunArgs) -> ExitCode {
+    let overrides = Overrides {
+        listen: args.listen,
+        admin_listen: args.admin_listen,
+        public_url: args.public_url,
+        upstreams: args.upstreams,
+    };
+    let loaded = match &args.config {
+        Some(path) => config::load_file(path, &overrides),
+        None => config::load_with(None, &overrides),
+    };
+    let config = match loaded {
+        Ok(c) => c,
+        Err(errors) => {
+            for line in errors.to_string().lines() {
+                eprintln!("error: {line}");
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    init_logging(&config);
+    let running = match a2a_gateway::build(config).start().await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    wait_for_signal().await;
+    tracing::info!("shutting down: draining connections");
+    running.shutdown().await;
+    ExitCode::SUCCESS
+}
+
+async fn demo(listen: SocketAddr, admin_listen: SocketAddr) -> ExitCode {
+    let logging = config::load_with(
+        None,
+        &Overrides {
+            upstreams: vec![("demo".into(), "http://127.0.0.1:1".into())],
+            ..Default::default()
+        },
+    );
+    if let Ok(c) = &logging {
+        init_logging(c);
+    }
+    let (running, _agent) = match a2a_gateway::demo::start(listen, admin_listen).await {
+        Ok(pair) => pair,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "{}",
+        a2a_gateway::demo::instructions(running.addr(), running.admin_addr())
+    );
+    wait_for_signal().await;
+    running.shutdown().await;
+    ExitCode::SUCCESS
+}
+
+fn init_logging(config: &Config) {
+    use tracing_subscriber::EnvFilter;
+    // RUST_LOG, when set, wins over the file for ad-hoc debugging.
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.level));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr);
+    let _ = match config.log.format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+/// SIGTERM (Kubernetes, docker stop) or SIGINT (Ctrl-C).
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

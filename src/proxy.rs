@@ -1,0 +1,164 @@
+//! The JSON-RPC front door: read the body once (bounded), validate the
+//! envelope, method and params, pick the upstream, forward the original
+//! bytes, and relay the answer (SSE event by event).
+
+use bytes::Bytes;
+use http::{header, HeaderMap, Request, Response, Version};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use serde_json::value::RawValue;
+
+use crate::a2a::{jsonrpc, methods, params};
+use crate::body::Body;
+use crate::config::Limits;
+use crate::error::GatewayError;
+use crate::routing::RouteInput;
+use crate::sse::{RelaySettings, SseRelay};
+use crate::state::{AppState, ConnInfo};
+use crate::upstream::{headers, Origin, Upstream};
+
+/// Unknown method names are echoed in errors; a client can send megabytes.
+const MAX_ECHOED_METHOD: usize = 64;
+
+pub async fn handle(state: &AppState, request: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    if let Err(e) = check_content_type(&parts.headers) {
+        return e.into_response(None);
+    }
+    let bytes = match read_body(&state.config.limits, &parts.headers, body).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(None),
+    };
+    let envelope = match jsonrpc::parse(&bytes) {
+        Ok(env) => env,
+        Err(e) => {
+            let err = GatewayError::Rpc {
+                code: e.code,
+                message: e.message,
+            };
+            return err.into_response(e.id);
+        }
+    };
+    let id = envelope.id;
+    let Some(method) = methods::lookup(&envelope.method) else {
+        let name: String = envelope.method.chars().take(MAX_ECHOED_METHOD).collect();
+        return GatewayError::MethodNotFound(name).into_response(id);
+    };
+    let params = match params::validate(method, envelope.params) {
+        Ok(p) => p,
+        Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
+    };
+    let input = RouteInput {
+        method,
+        params: params.as_ref(),
+        headers: &parts.headers,
+    };
+    let route = match state.router.resolve(&input) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(id),
+    };
+    let upstream = &state.upstreams[route.upstream];
+    tracing::debug!(method = method.name, upstream = %upstream.name, rule = route.rule.label(), "routed");
+    let conn = parts.extensions.get::<ConnInfo>().copied();
+    let origin = Origin {
+        client: conn.map_or_else(|| ([0, 0, 0, 0], 0).into(), |c| c.remote),
+        proto: conn.map_or("http", |c| c.proto),
+        host: original_host(&parts),
+    };
+    let forwarded = upstream.rpc_request(&parts, bytes.clone(), origin);
+    match upstream.send(forwarded).await {
+        Ok(response) => relay(response, upstream, id, &state.config.limits),
+        Err(e) => e.into_response(id),
+    }
+}
+
+/// The address the client used: `:authority` on HTTP/2, `Host` on HTTP/1.
+fn original_host(parts: &http::request::Parts) -> Option<http::HeaderValue> {
+    match parts.uri.authority() {
+        Some(a) => http::HeaderValue::from_str(a.as_str()).ok(),
+        None => parts.headers.get(header::HOST).cloned(),
+    }
+}
+
+fn check_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return Err(GatewayError::UnsupportedMediaType("no Content-Type".into()));
+    };
+    let text = value.to_str().unwrap_or("");
+    let mime = text
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    // `application/a2a+json` and other `+json` types are JSON too.
+    if mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json")) {
+        Ok(())
+    } else {
+        let shown: String = text.chars().take(64).collect();
+        Err(GatewayError::UnsupportedMediaType(format!("'{shown}'")))
+    }
+}
+
+async fn read_body(
+    limits: &Limits,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Result<Bytes, GatewayError> {
+    let max = limits.max_body_bytes;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    // Refuse a declared oversize body before reading a byte of it.
+    if declared.is_some_and(|len| len > max as u64) {
+        return Err(GatewayError::PayloadTooLarge { limit: max });
+    }
+    let read = Limited::new(body, max).collect();
+    match tokio::time::timeout(limits.body_read_timeout, read).await {
+        Err(_) => Err(GatewayError::BodyTimeout(limits.body_read_timeout)),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(GatewayError::PayloadTooLarge { limit: max })
+        }
+        Ok(Err(e)) => Err(GatewayError::BodyRead(e.to_string())),
+    }
+}
+
+/// Passes the upstream's answer on: status, end-to-end headers and body
+/// unchanged; SSE bodies go through the event relay.
+fn relay(
+    response: Response<Incoming>,
+    upstream: &Upstream,
+    id: Option<&RawValue>,
+    limits: &Limits,
+) -> Response<Body> {
+    let (mut parts, body) = response.into_parts();
+    headers::strip_hop_by_hop(&mut parts.headers);
+    // The client's connection has its own version; hyper writes the right one.
+    parts.version = Version::HTTP_11;
+    let body = if is_event_stream(&parts.headers) {
+        parts.headers.remove(header::CONTENT_LENGTH);
+        let settings = RelaySettings {
+            upstream: upstream.name.clone(),
+            request_id: id.map(ToOwned::to_owned),
+            idle_timeout: limits.sse_idle_timeout,
+            max_event_bytes: limits.max_sse_event_bytes,
+        };
+        SseRelay::new(body, settings).boxed_unsync()
+    } else {
+        body.map_err(Into::into).boxed_unsync()
+    };
+    Response::from_parts(parts, body)
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
+}

@@ -1,0 +1,110 @@
+//! The accept loop: HTTP/1.1 with keep-alive and HTTP/2 (h2c prior
+//! knowledge) on one port, per-connection facts attached to each request,
+//! and a graceful drain bounded by a grace period.
+
+use std::time::Duration;
+
+use http::Request;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tower::ServiceExt;
+
+use crate::config::{Limits, Server};
+use crate::stack::HttpService;
+use crate::state::ConnInfo;
+
+/// Protocol settings for one listener.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub header_read_timeout: Duration,
+    pub max_header_bytes: usize,
+    pub http2_max_concurrent_streams: u32,
+    pub grace: Duration,
+}
+
+impl Settings {
+    pub fn new(server: &Server, limits: &Limits) -> Self {
+        Self {
+            header_read_timeout: limits.header_read_timeout,
+            max_header_bytes: limits.max_header_bytes,
+            http2_max_concurrent_streams: server.http2_max_concurrent_streams,
+            grace: server.shutdown_grace,
+        }
+    }
+}
+
+fn builder(settings: &Settings) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .keep_alive(true)
+        // A client that trickles its headers (slowloris) is cut off.
+        .header_read_timeout(settings.header_read_timeout)
+        .max_buf_size(settings.max_header_bytes);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(settings.http2_max_concurrent_streams)
+        .max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX));
+    builder
+}
+
+/// Serves until `shutdown` turns true, then stops accepting, lets open
+/// connections finish for up to the grace period and closes the rest.
+pub async fn serve(
+    listener: TcpListener,
+    service: HttpService,
+    settings: Settings,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let builder = builder(&settings);
+    let graceful = GracefulShutdown::new();
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, remote) = match accepted {
+                    Ok(pair) => pair,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off
+                        // instead of spinning, keep serving open connections.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let info = ConnInfo { remote, proto: "http" };
+                let svc = service.clone().map_request(move |mut r: Request<Incoming>| {
+                    r.extensions_mut().insert(info);
+                    r
+                });
+                let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
+                let conn = graceful.watch(conn.into_owned());
+                connections.spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, %remote, "connection ended with an error");
+                    }
+                });
+                while connections.try_join_next().is_some() {}
+            }
+            // A send or a dropped sender both mean stop.
+            _ = shutdown.changed() => break,
+        }
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => tracing::debug!("all connections drained"),
+        _ = tokio::time::sleep(settings.grace) => {
+            tracing::warn!(open = connections.len(), "shutdown grace expired; closing remaining connections");
+        }
+    }
+    connections.shutdown().await;
+}

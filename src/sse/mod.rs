@@ -1,0 +1,241 @@
+//! SSE pass-through: each complete event goes to the client as soon as the
+//! upstream sends it; silence longer than the idle timeout (between events,
+//! not over the stream's life) or a broken upstream ends the stream with one
+//! final JSON-RPC error event carrying the request's id.
+
+mod scan;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http_body::{Body, Frame, SizeHint};
+use pin_project_lite::pin_project;
+use serde_json::value::RawValue;
+use tokio::time::{Instant, Sleep};
+
+pub use scan::EventScanner;
+
+use crate::a2a::jsonrpc;
+use crate::body::BoxError;
+use crate::error::codes;
+
+/// What the relay needs to know besides the upstream body.
+pub struct RelaySettings {
+    pub upstream: String,
+    /// The request id as raw JSON (`None` for a notification).
+    pub request_id: Option<Box<RawValue>>,
+    pub idle_timeout: Duration,
+    pub max_event_bytes: usize,
+}
+
+pin_project! {
+    pub struct SseRelay<B> {
+        #[pin]
+        inner: B,
+        #[pin]
+        idle: Sleep,
+        pending: BytesMut,
+        scanner: EventScanner,
+        settings: RelaySettings,
+        done: bool,
+    }
+}
+
+impl<B> SseRelay<B> {
+    pub fn new(inner: B, settings: RelaySettings) -> Self {
+        Self {
+            inner,
+            idle: tokio::time::sleep(settings.idle_timeout),
+            pending: BytesMut::new(),
+            scanner: EventScanner::default(),
+            settings,
+            done: false,
+        }
+    }
+}
+
+impl<B> Body for SseRelay<B>
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let mut this = self.project();
+        loop {
+            if *this.done {
+                return Poll::Ready(None);
+            }
+            match this.inner.as_mut().poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    let deadline = Instant::now() + this.settings.idle_timeout;
+                    this.idle.as_mut().reset(deadline);
+                    let Ok(data) = frame.into_data() else {
+                        continue; // trailers carry nothing for an SSE client
+                    };
+                    if let Some(events) = take_events(this.pending, this.scanner, data) {
+                        return Poll::Ready(Some(Ok(Frame::data(events))));
+                    }
+                    if this.pending.len() > this.settings.max_event_bytes {
+                        let why = format!(
+                            "an SSE event exceeded {} bytes",
+                            this.settings.max_event_bytes
+                        );
+                        return finish(
+                            this.done,
+                            this.settings,
+                            codes::UPSTREAM_BAD_RESPONSE,
+                            &why,
+                        );
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    let why = format!("the stream broke before it ended: {e}");
+                    return finish(
+                        this.done,
+                        this.settings,
+                        codes::UPSTREAM_STREAM_BROKEN,
+                        &why,
+                    );
+                }
+                Poll::Ready(None) => {
+                    *this.done = true;
+                    // A clean end with a dangling partial event: pass it on
+                    // unchanged, as a direct connection would have.
+                    let rest = this.pending.split().freeze();
+                    return Poll::Ready((!rest.is_empty()).then(|| Ok(Frame::data(rest))));
+                }
+                Poll::Pending => {
+                    ready!(this.idle.as_mut().poll(cx));
+                    let why = format!("no event for {:?}", this.settings.idle_timeout);
+                    return finish(this.done, this.settings, codes::UPSTREAM_STREAM_IDLE, &why);
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+/// Appends `data` and returns the complete events it finishes, if any. The
+/// common case (nothing pending, chunk ends on an event boundary) passes the
+/// upstream's buffer through without copying.
+fn take_events(pending: &mut BytesMut, scanner: &mut EventScanner, data: Bytes) -> Option<Bytes> {
+    if pending.is_empty() {
+        let n = scanner.scan(&data);
+        if n == data.len() {
+            return Some(data);
+        }
+        pending.extend_from_slice(&data[n..]);
+        return (n > 0).then(|| data.slice(..n));
+    }
+    pending.extend_from_slice(&data);
+    let n = scanner.scan(pending);
+    (n > 0).then(|| pending.split_to(n).freeze())
+}
+
+fn finish(
+    done: &mut bool,
+    settings: &RelaySettings,
+    code: i32,
+    why: &str,
+) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    *done = true;
+    tracing::warn!(upstream = %settings.upstream, code, "{why}");
+    let message = format!("upstream '{}': {why}", settings.upstream);
+    let data = serde_json::json!({ "upstream": settings.upstream });
+    let body = jsonrpc::error_body(settings.request_id.as_deref(), code, &message, Some(&data));
+    let mut event = BytesMut::with_capacity(body.len() + 8);
+    event.extend_from_slice(b"data: ");
+    event.extend_from_slice(&body);
+    event.extend_from_slice(b"\n\n");
+    Poll::Ready(Some(Ok(Frame::data(event.freeze()))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::stream;
+    use http_body_util::{BodyExt, StreamBody};
+
+    type Chunk = Result<Frame<Bytes>, std::io::Error>;
+
+    fn settings(idle_ms: u64) -> RelaySettings {
+        RelaySettings {
+            upstream: "up".into(),
+            request_id: Some(RawValue::from_string("\"r1\"".into()).unwrap()),
+            idle_timeout: Duration::from_millis(idle_ms),
+            max_event_bytes: 64,
+        }
+    }
+
+    fn body(chunks: Vec<Chunk>) -> StreamBody<stream::Iter<std::vec::IntoIter<Chunk>>> {
+        StreamBody::new(stream::iter(chunks))
+    }
+
+    fn data(s: &str) -> Chunk {
+        Ok(Frame::data(Bytes::copy_from_slice(s.as_bytes())))
+    }
+
+    async fn collect(relay: impl Body<Data = Bytes, Error = BoxError>) -> String {
+        let bytes = relay.collect().await.unwrap().to_bytes();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn passes_events_unchanged() {
+        let relay = SseRelay::new(
+            body(vec![data("data: 1\n\nda"), data("ta: 2\n\n")]),
+            settings(1000),
+        );
+        assert_eq!(collect(relay).await, "data: 1\n\ndata: 2\n\n");
+    }
+
+    #[tokio::test]
+    async fn broken_stream_drops_partial_event_and_ends_with_error() {
+        let broken: Chunk = Err(std::io::Error::other("reset"));
+        let relay = SseRelay::new(
+            body(vec![data("data: 1\n\ndata: {\"half"), broken]),
+            settings(1000),
+        );
+        let out = collect(relay).await;
+        assert!(
+            out.starts_with(
+                "data: 1\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"error\":{\"code\":-32053"
+            ),
+            "{out}"
+        );
+        assert!(out.ends_with("}\n\n"));
+    }
+
+    #[tokio::test]
+    async fn oversized_event_is_refused() {
+        let big = format!("data: {}", "x".repeat(100));
+        let out = collect(SseRelay::new(body(vec![data(&big)]), settings(1000))).await;
+        assert!(out.contains("-32052"), "{out}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn idle_upstream_ends_with_timeout_event() {
+        let silent = http_body_util::StreamBody::new(stream::pending::<Chunk>());
+        let out = collect(SseRelay::new(silent, settings(50))).await;
+        assert!(
+            out.contains("-32054") && out.contains("\"id\":\"r1\""),
+            "{out}"
+        );
+    }
+}
