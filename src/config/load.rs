@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use http::{HeaderName, HeaderValue, Uri};
 use serde::de::DeserializeOwned;
+use serde_path_to_error::Segment;
 use toml::{Table, Value};
 
 use super::file::{
@@ -107,25 +108,42 @@ impl Checker {
         self.deserialize(value, path)
     }
 
+    /// Deserializes one table, reporting every bad key in it: after each
+    /// error the offending key is removed and the rest is tried again, so a
+    /// typo does not hide the wrong type two lines below it.
     fn deserialize<T: DeserializeOwned>(&mut self, value: &Value, path: &str) -> Option<T> {
-        match serde_path_to_error::deserialize::<_, T>(value.clone()) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                let inner = e.path().to_string();
-                let full = match inner.as_str() {
-                    "." | "" | "?" => path.to_string(),
-                    p => format!("{path}.{p}"),
-                };
-                let msg = e.into_inner().to_string();
-                let msg = if msg.contains("untagged enum HeaderSource") {
-                    "expected a string, { env = \"VAR\" } or { file = \"/path\" }".to_string()
-                } else {
-                    msg.trim_end().to_string()
-                };
-                self.err(full, msg);
-                None
+        let mut value = value.clone();
+        let mut reported: Vec<String> = Vec::new();
+        // Bounded: each round removes a key, and tables are small.
+        for _ in 0..64 {
+            let e = match serde_path_to_error::deserialize::<_, T>(value.clone()) {
+                // With keys removed the rest still gets its value checks;
+                // the errors already recorded make the load fail anyway.
+                Ok(v) => return Some(v),
+                Err(e) => e,
+            };
+            let segments: Vec<Segment> = e.path().iter().cloned().collect();
+            let inner = e.path().to_string();
+            let full = match inner.as_str() {
+                "." | "" | "?" => path.to_string(),
+                p => format!("{path}.{p}"),
+            };
+            let message = describe(&e.into_inner().to_string());
+            // A key removed for a bad value is then "missing": said already.
+            let follow_on = reported
+                .iter()
+                .any(|k| message == format!("missing field `{k}`"));
+            if !follow_on {
+                self.err(full, message);
+            }
+            match segments.last() {
+                Some(Segment::Map { key }) if remove(&mut value, &segments) => {
+                    reported.push(key.clone())
+                }
+                _ => return None,
             }
         }
+        None
     }
 
     fn upstream_sections(&mut self, value: Option<&Value>) -> Vec<(usize, UpstreamSection)> {
@@ -426,6 +444,37 @@ impl Checker {
     }
 }
 
+fn describe(message: &str) -> String {
+    if message.contains("untagged enum HeaderSource") {
+        "expected a string, { env = \"VAR\" } or { file = \"/path\" }".to_string()
+    } else {
+        message.trim_end().to_string()
+    }
+}
+
+/// Removes the value at `path` inside `value`; false when it is not there.
+fn remove(value: &mut Value, path: &[Segment]) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut at = value;
+    for segment in parents {
+        let next = match (segment, at) {
+            (Segment::Map { key }, Value::Table(t)) => t.get_mut(key),
+            (Segment::Seq { index }, Value::Array(a)) => a.get_mut(*index),
+            _ => None,
+        };
+        match next {
+            Some(v) => at = v,
+            None => return false,
+        }
+    }
+    match (last, at) {
+        (Segment::Map { key }, Value::Table(t)) => t.remove(key).is_some(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,6 +551,26 @@ mod tests {
         let got = errors("[server]\nlisten = 5\n[[upstreams]]\nname = \"a\"\nurl = \"http://h\"\nheaders = { X = 3 }\n");
         assert_eq!(got[0].0, "server.listen");
         assert_eq!(got[1].0, "upstreams[0].headers.X");
+    }
+
+    #[test]
+    fn every_bad_key_in_one_table_is_reported() {
+        let got = errors(
+            "[[upstreams]]\nname = 5\nurl = \"http://h:1\"\ntypo = 1\nhttp2 = \"yes\"\nother = 2\n",
+        );
+        let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+        for want in [
+            "upstreams[0].name",
+            "upstreams[0].typo",
+            "upstreams[0].http2",
+            "upstreams[0].other",
+        ] {
+            assert!(paths.contains(&want), "missing {want} in {got:#?}");
+        }
+        assert!(
+            !got.iter().any(|(_, m)| m.contains("missing field")),
+            "{got:#?}"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: a scriptable mock A2A upstream
-//! agent and a small HTTP test client.
+//! agent, a small HTTP test client, and a gateway started on loopback.
 #![allow(dead_code)]
 
 pub mod client;
+pub mod gateway;
 pub mod mock_agent;

@@ -1,0 +1,246 @@
+//! The `a2a-gateway` binary as an operator runs it: `check`, `run` from
+//! flags and from a file, `demo`, and a clean exit on SIGTERM.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use support::client;
+use support::mock_agent::{MockAgent, Mode};
+
+const BIN: &str = env!("CARGO_BIN_EXE_a2a-gateway");
+
+fn config_path() -> String {
+    format!("{}/config/gateway.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A child process that is killed if the test fails before stopping it.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Proc {
+    fn spawn(args: &[&str]) -> Proc {
+        let child = Command::new(BIN)
+            .args(args)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("binary starts");
+        Proc(child)
+    }
+
+    /// Reads lines from stdout or stderr until one contains `needle`.
+    fn wait_line(&mut self, from_stderr: bool, needle: &str) -> String {
+        let (tx, rx) = mpsc::channel();
+        let reader: Box<dyn Read + Send> = if from_stderr {
+            Box::new(self.0.stderr.take().expect("stderr piped"))
+        } else {
+            Box::new(self.0.stdout.take().expect("stdout piped"))
+        };
+        let needle = needle.to_string();
+        std::thread::spawn(move || {
+            for line in BufReader::new(reader).lines().map_while(Result::ok) {
+                if line.contains(&needle) {
+                    let _ = tx.send(line);
+                }
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(20))
+            .expect("expected line within 20 s")
+    }
+
+    /// SIGTERM, then the exit status within a bounded time.
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.0.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.0.try_wait().expect("wait works") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "no exit within 10 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// `addr=127.0.0.1:PORT` out of the "listening" log line.
+fn field(line: &str, name: &str) -> String {
+    let start = line.find(&format!("{name}=")).expect("field present") + name.len() + 1;
+    line[start..].split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn check_accepts_the_shipped_config() {
+    let out = Command::new(BIN)
+        .args(["check", "--config", &config_path()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("OK"));
+}
+
+#[test]
+fn check_prints_every_problem_with_its_path_and_fails() {
+    let path = std::env::temp_dir().join(format!("a2a-gw-bad-{}.toml", std::process::id()));
+    std::fs::write(
+        &path,
+        "[server]\nlisten = \"nowhere\"\n[limits]\nsse_idle_timeout = \"forever\"\n[[upstreams]]\nname = \"x y\"\nurl = \"ftp://h\"\ntypo = 1\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["check", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for path in [
+        "server.listen",
+        "limits.sse_idle_timeout",
+        "upstreams[0].name",
+        "upstreams[0].url",
+        "upstreams[0].typo",
+    ] {
+        assert!(
+            err.contains(&format!("error: {path}: ")),
+            "{path} missing in:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn check_reports_a_missing_file() {
+    let out = Command::new(BIN)
+        .args(["check", "--config", "/nonexistent/gw.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /nonexistent/gw.toml"));
+}
+
+#[test]
+fn run_without_any_upstream_explains_what_is_missing() {
+    let out = Command::new(BIN)
+        .args(["run", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--upstream NAME=URL"));
+}
+
+#[test]
+fn run_rejects_a_malformed_upstream_flag() {
+    let out = Command::new(BIN)
+        .args(["run", "--upstream", "no-equals-sign"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected NAME=URL"));
+}
+
+async fn proves_proxying(gateway: &str, mock: &MockAgent) {
+    let body = r#"{"jsonrpc":"2.0","id":"cli","method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}"#;
+    let reply = client::post_json(&format!("http://{gateway}/"), body, &[]).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["id"], "cli");
+    assert_eq!(
+        mock.requests().pop().expect("reached upstream").body,
+        body.as_bytes()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_from_flags_alone_serves_and_exits_cleanly_on_sigterm() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let upstream = format!("echo={}", mock.url());
+    let mut proc = Proc::spawn(&[
+        "run",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &upstream,
+    ]);
+    let line = proc.wait_line(true, "a2a-gateway listening");
+    let (addr, admin) = (field(&line, "addr"), field(&line, "admin_addr"));
+    proves_proxying(&addr, &mock).await;
+    let ready = client::get(&format!("http://{admin}/readyz"), &[]).await;
+    assert_eq!(ready.status, 200);
+    assert!(proc.terminate().success(), "exit 0 on SIGTERM");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_from_the_shipped_file_with_flags_overriding_it() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let upstream = format!("echo={}", mock.url());
+    let config = config_path();
+    let mut proc = Proc::spawn(&[
+        "run",
+        "--config",
+        &config,
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &upstream,
+    ]);
+    let line = proc.wait_line(true, "a2a-gateway listening");
+    assert!(
+        line.contains("upstreams=1"),
+        "the flag replaced the file's echo upstream: {line}"
+    );
+    proves_proxying(&field(&line, "addr"), &mock).await;
+    assert!(proc.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn demo_runs_a_sample_agent_behind_the_gateway() {
+    let mut proc = Proc::spawn(&[
+        "demo",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+    ]);
+    let line = proc.wait_line(false, "gateway  http://");
+    let url = line.split_whitespace().nth(1).unwrap().to_string();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hello"}]}}}"#;
+    let reply = client::post_json(&url, body, &[]).await;
+    let json = reply.json();
+    assert_eq!(
+        json["result"]["artifacts"][0]["parts"][0]["text"], "echo: hello",
+        "{json}"
+    );
+    let card = client::get(&format!("{url}.well-known/agent-card.json"), &[])
+        .await
+        .json();
+    assert_eq!(card["url"], url.as_str());
+    let stream_body = r#"{"jsonrpc":"2.0","id":2,"method":"SendStreamingMessage","params":{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"s"}]}}}"#;
+    let mut stream = client::post_stream(&url, stream_body, &[("a2a-version", "1.0")]).await;
+    let events = stream.collect_events(Duration::from_secs(10)).await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert!(events[2].contains("TASK_STATE_COMPLETED"));
+    assert!(proc.terminate().success());
+}

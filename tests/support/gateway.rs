@@ -1,0 +1,55 @@
+//! Starts a real gateway on loopback (port 0) from a TOML snippet.
+
+use std::net::SocketAddr;
+
+use a2a_gateway::config::{self, Overrides};
+use a2a_gateway::Running;
+
+pub struct TestGateway {
+    pub running: Running,
+}
+
+impl TestGateway {
+    /// `upstreams` as `(name, url)`; `extra` is TOML appended to the file
+    /// (e.g. `[limits]` or `[routing]` sections).
+    pub async fn start(upstreams: &[(&str, &str)], extra: &str) -> TestGateway {
+        let mut text = String::from("[server]\nlisten = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\nshutdown_grace = \"2s\"\n");
+        text.push_str(extra);
+        text.push('\n');
+        for (name, url) in upstreams {
+            text.push_str(&format!(
+                "[[upstreams]]\nname = \"{name}\"\nurl = \"{url}\"\n"
+            ));
+        }
+        Self::from_toml(&text).await
+    }
+
+    /// A whole config text; listen addresses are forced to port 0.
+    pub async fn from_toml(text: &str) -> TestGateway {
+        let overrides = Overrides {
+            listen: Some("127.0.0.1:0".into()),
+            admin_listen: Some("127.0.0.1:0".into()),
+            ..Default::default()
+        };
+        let config = config::load_with(Some(text), &overrides)
+            .unwrap_or_else(|e| panic!("test config is invalid:\n{e}\n---\n{text}"));
+        let running = a2a_gateway::build(config)
+            .start()
+            .await
+            .expect("gateway starts");
+        TestGateway { running }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.running.addr()
+    }
+
+    /// The JSON-RPC endpoint, `http://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.running.addr())
+    }
+
+    pub fn admin_url(&self) -> String {
+        format!("http://{}", self.running.admin_addr())
+    }
+}
