@@ -50,6 +50,7 @@ fn public_endpoint(state: &AppState, request: &Request<Incoming>) -> String {
     if let Some(public) = &state.config.server.public_url {
         return public.endpoint();
     }
+    let conn = request.extensions().get::<crate::state::ConnInfo>();
     let host = request
         .uri()
         .authority()
@@ -61,10 +62,10 @@ fn public_endpoint(state: &AppState, request: &Request<Incoming>) -> String {
                 .ok()
                 .map(|a| a.as_str().to_string())
         })
-        .unwrap_or_else(|| state.config.server.listen.to_string());
-    let proto = request
-        .extensions()
-        .get::<crate::state::ConnInfo>()
-        .map_or("http", |c| c.proto);
+        .unwrap_or_else(|| match conn {
+            Some(c) => c.local.to_string(),
+            None => state.config.server.listen.to_string(),
+        });
+    let proto = conn.map_or("http", |c| c.proto);
     format!("{proto}://{host}/")
 }

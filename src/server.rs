@@ -67,6 +67,9 @@ pub async fn serve(
     let builder = builder(&settings);
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
+    let bound = listener
+        .local_addr()
+        .unwrap_or_else(|_| ([0, 0, 0, 0], 0).into());
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -81,7 +84,8 @@ pub async fn serve(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let info = ConnInfo { remote, proto: "http" };
+                let local = stream.local_addr().unwrap_or(bound);
+                let info = ConnInfo { remote, local, proto: "http" };
                 let svc = service.clone().map_request(move |mut r: Request<Incoming>| {
                     r.extensions_mut().insert(info);
                     r

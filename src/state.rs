@@ -51,5 +51,7 @@ impl AppState {
 #[derive(Debug, Clone, Copy)]
 pub struct ConnInfo {
     pub remote: std::net::SocketAddr,
+    /// The address the client connected to (the bound port, never port 0).
+    pub local: std::net::SocketAddr,
     pub proto: &'static str,
 }
