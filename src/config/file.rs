@@ -52,10 +52,104 @@ impl Default for LimitsSection {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingSection {
     pub default_upstream: Option<String>,
+    pub skill_header: String,
+    pub metadata_keys: Vec<String>,
+    pub affinity_ttl: String,
+    pub affinity_capacity: u64,
+    pub probe_timeout: String,
+    #[serde(rename = "match")]
+    pub matcher: MatchSection,
+}
+
+impl Default for RoutingSection {
+    fn default() -> Self {
+        Self {
+            default_upstream: None,
+            skill_header: "A2A-Skill".into(),
+            metadata_keys: vec!["skillId".into()],
+            affinity_ttl: "24h".into(),
+            affinity_capacity: 100_000,
+            probe_timeout: "2s".into(),
+            matcher: MatchSection::default(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MatchSection {
+    pub enabled: bool,
+    pub min_score: f64,
+    pub margin: f64,
+}
+
+impl Default for MatchSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            min_score: 1.0,
+            margin: 0.25,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CardSection {
+    pub name: String,
+    pub description: String,
+    pub version: String,
+    pub provider: Option<ProviderSection>,
+    pub documentation_url: Option<String>,
+    pub icon_url: Option<String>,
+    pub cache_max_age: String,
+    pub extended_card: bool,
+}
+
+impl Default for CardSection {
+    fn default() -> Self {
+        Self {
+            name: "A2A Gateway".into(),
+            description: "One address for a fleet of A2A agents.".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            provider: None,
+            documentation_url: None,
+            icon_url: None,
+            cache_max_age: "60s".into(),
+            extended_card: false,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    pub organization: String,
+    pub url: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CardRefreshSection {
+    pub interval: String,
+    pub max_staleness: String,
+    pub timeout: String,
+    pub ready_when: String,
+}
+
+impl Default for CardRefreshSection {
+    fn default() -> Self {
+        Self {
+            interval: "30s".into(),
+            max_staleness: "10m".into(),
+            timeout: "5s".into(),
+            ready_when: "any".into(),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +181,18 @@ pub struct UpstreamSection {
     pub http2: bool,
     #[serde(default)]
     pub headers: BTreeMap<String, HeaderSource>,
+    #[serde(default)]
+    pub card_url: Option<String>,
+    #[serde(default)]
+    pub skills: SkillsSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SkillsSection {
+    pub include: Option<Vec<String>>,
+    pub exclude: Vec<String>,
+    pub rename: BTreeMap<String, String>,
 }
 
 fn default_connect_timeout() -> String {

@@ -14,11 +14,20 @@ use serde_path_to_error::Segment;
 use toml::{Table, Value};
 
 use super::file::{
-    HeaderSource, LimitsSection, LogSection, RoutingSection, ServerSection, UpstreamSection,
+    CardRefreshSection, CardSection, HeaderSource, LimitsSection, LogSection, RoutingSection,
+    ServerSection, SkillsSection, UpstreamSection,
 };
 use super::*;
 
-const SECTIONS: [&str; 5] = ["server", "limits", "routing", "upstreams", "log"];
+const SECTIONS: [&str; 7] = [
+    "server",
+    "limits",
+    "routing",
+    "card",
+    "card_refresh",
+    "upstreams",
+    "log",
+];
 
 pub fn load_str(text: &str) -> Result<Config, ConfigErrors> {
     load_with(Some(text), &Overrides::default())
@@ -78,6 +87,9 @@ impl Checker {
         let limits = self.section::<LimitsSection>(table.get("limits"), "limits");
         let routing = self.section::<RoutingSection>(table.get("routing"), "routing");
         let log = self.section::<LogSection>(table.get("log"), "log");
+        let card = self.section::<CardSection>(table.get("card"), "card");
+        let card_refresh =
+            self.section::<CardRefreshSection>(table.get("card_refresh"), "card_refresh");
         let upstreams = self.upstream_sections(table.get("upstreams"));
 
         let server = server.and_then(|s| self.server(s));
@@ -88,10 +100,14 @@ impl Checker {
             .filter_map(|(i, u)| self.upstream(i, u))
             .collect();
         let routing = routing.and_then(|r| self.routing(r, table.get("upstreams")));
+        let card = card.and_then(|c| self.card(c));
+        let card_refresh = card_refresh.and_then(|c| self.card_refresh(c));
         Some(Config {
             server: server?,
             limits: limits?,
             routing: routing?,
+            card: card?,
+            card_refresh: card_refresh?,
             upstreams,
             log: log?,
         })
@@ -272,9 +288,130 @@ impl Checker {
                 );
             }
         }
+        let skill_header = match HeaderName::from_bytes(r.skill_header.as_bytes()) {
+            Ok(h) => Some(h),
+            Err(_) => {
+                self.err("routing.skill_header", "not a valid HTTP header name");
+                None
+            }
+        };
+        if r.metadata_keys.iter().any(String::is_empty) {
+            self.err("routing.metadata_keys", "keys must not be empty");
+        }
+        let affinity_ttl = self.duration("routing.affinity_ttl", &r.affinity_ttl);
+        let probe_timeout = self.duration("routing.probe_timeout", &r.probe_timeout);
+        if r.affinity_capacity == 0 {
+            self.err("routing.affinity_capacity", "must be at least 1");
+        }
+        let m = &r.matcher;
+        if !(m.min_score.is_finite() && m.min_score >= 0.0) {
+            self.err("routing.match.min_score", "must be a number >= 0");
+        }
+        if !(m.margin.is_finite() && m.margin >= 0.0) {
+            self.err("routing.match.margin", "must be a number >= 0");
+        }
         Some(Routing {
             default_upstream: r.default_upstream,
+            skill_header: skill_header?,
+            metadata_keys: r.metadata_keys,
+            affinity_ttl: affinity_ttl?,
+            affinity_capacity: r.affinity_capacity.max(1),
+            probe_timeout: probe_timeout?,
+            matcher: MatchSettings {
+                enabled: m.enabled,
+                min_score: m.min_score,
+                margin: m.margin,
+            },
         })
+    }
+
+    fn card(&mut self, c: CardSection) -> Option<Card> {
+        for (path, value) in [("card.name", &c.name), ("card.version", &c.version)] {
+            if value.trim().is_empty() {
+                self.err(path, "must not be empty");
+            }
+        }
+        for (path, url) in [
+            ("card.documentation_url", &c.documentation_url),
+            ("card.icon_url", &c.icon_url),
+        ] {
+            if let Some(u) = url {
+                self.absolute_url(path, u);
+            }
+        }
+        if let Some(p) = &c.provider {
+            self.absolute_url("card.provider.url", &p.url);
+        }
+        let cache_max_age = self.duration("card.cache_max_age", &c.cache_max_age);
+        Some(Card {
+            name: c.name,
+            description: c.description,
+            version: c.version,
+            provider: c.provider.map(|p| Provider {
+                organization: p.organization,
+                url: p.url,
+            }),
+            documentation_url: c.documentation_url,
+            icon_url: c.icon_url,
+            cache_max_age: cache_max_age?,
+            extended_card: c.extended_card,
+        })
+    }
+
+    fn card_refresh(&mut self, c: CardRefreshSection) -> Option<CardRefresh> {
+        let interval = self.duration("card_refresh.interval", &c.interval);
+        let max_staleness = self.duration("card_refresh.max_staleness", &c.max_staleness);
+        let timeout = self.duration("card_refresh.timeout", &c.timeout);
+        let ready_when = match c.ready_when.as_str() {
+            "any" => Some(ReadyWhen::Any),
+            "all" => Some(ReadyWhen::All),
+            other => {
+                self.err(
+                    "card_refresh.ready_when",
+                    format!("must be \"any\" or \"all\", not \"{other}\""),
+                );
+                None
+            }
+        };
+        Some(CardRefresh {
+            interval: interval?,
+            max_staleness: max_staleness?,
+            timeout: timeout?,
+            ready_when: ready_when?,
+        })
+    }
+
+    fn absolute_url(&mut self, path: &str, text: &str) -> Option<Uri> {
+        match text.parse::<Uri>() {
+            Ok(u) if u.scheme().is_some() && u.authority().is_some() => Some(u),
+            _ => {
+                self.err(path, format!("must be an absolute URL, not \"{text}\""));
+                None
+            }
+        }
+    }
+
+    fn skills(&mut self, at: &str, s: SkillsSection) -> SkillPolicy {
+        let mut published: HashMap<&str, &str> = HashMap::new();
+        for (from, to) in &s.rename {
+            if to.is_empty() {
+                self.err(
+                    format!("{at}.rename.{from}"),
+                    "the new id must not be empty",
+                );
+            }
+            if let Some(other) = published.insert(to.as_str(), from.as_str()) {
+                self.err(
+                    format!("{at}.rename.{from}"),
+                    format!("'{to}' is also the new id of '{other}'"),
+                );
+            }
+        }
+        SkillPolicy {
+            include: s.include,
+            exclude: s.exclude,
+            rename: s.rename,
+        }
     }
 
     fn log(&mut self, l: LogSection) -> Option<Log> {
@@ -316,6 +453,11 @@ impl Checker {
         let connect_timeout = self.duration(&at("connect_timeout"), &u.connect_timeout);
         let response_header_timeout =
             self.duration(&at("response_header_timeout"), &u.response_header_timeout);
+        let card_url = u
+            .card_url
+            .as_deref()
+            .map(|c| self.upstream_url(&at("card_url"), c));
+        let skills = self.skills(&at("skills"), u.skills);
         let headers: Vec<_> = u
             .headers
             .iter()
@@ -328,6 +470,8 @@ impl Checker {
             response_header_timeout: response_header_timeout?,
             http2: u.http2,
             headers,
+            card_url: card_url.map_or(Some(None), |c| c.map(Some))?,
+            skills,
         })
     }
 

@@ -20,8 +20,75 @@ pub struct Config {
     pub server: Server,
     pub limits: Limits,
     pub routing: Routing,
+    pub card: Card,
+    pub card_refresh: CardRefresh,
     pub upstreams: Vec<Upstream>,
     pub log: Log,
+}
+
+/// What the gateway says about itself in the card it publishes; skills,
+/// modes and capabilities come from the upstreams.
+#[derive(Debug, Clone)]
+pub struct Card {
+    pub name: String,
+    pub description: String,
+    pub version: String,
+    pub provider: Option<Provider>,
+    pub documentation_url: Option<String>,
+    pub icon_url: Option<String>,
+    /// `Cache-Control: max-age` of the published card.
+    pub cache_max_age: Duration,
+    /// Serve the authenticated extended card (off until authentication is
+    /// configured: it may list more than the public card).
+    pub extended_card: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provider {
+    pub organization: String,
+    pub url: String,
+}
+
+/// How upstream cards are kept fresh.
+#[derive(Debug, Clone)]
+pub struct CardRefresh {
+    pub interval: Duration,
+    /// How long a card is used after its last successful fetch; past it the
+    /// upstream's skills leave the published card.
+    pub max_staleness: Duration,
+    /// Bound on one fetch, and on how long start-up waits for the first round.
+    pub timeout: Duration,
+    pub ready_when: ReadyWhen,
+}
+
+/// When `/readyz` says ready, in terms of upstream cards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadyWhen {
+    /// At least one upstream has a fresh card.
+    Any,
+    /// Every upstream has a fresh card.
+    All,
+}
+
+/// Which of an upstream's skills are published, and under what id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillPolicy {
+    /// Only these skill ids (by the upstream's own id); `None` means all.
+    pub include: Option<Vec<String>>,
+    /// Never these (by the upstream's own id).
+    pub exclude: Vec<String>,
+    /// upstream's id → published id.
+    pub rename: std::collections::BTreeMap<String, String>,
+}
+
+/// The text matcher for clients that send no routing hint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchSettings {
+    pub enabled: bool,
+    /// The best upstream's score must reach this (BM25 units).
+    pub min_score: f64,
+    /// ... and lead the runner-up upstream by this fraction (0.25 = 25 %).
+    pub margin: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -65,9 +132,18 @@ pub struct Limits {
     pub max_sse_event_bytes: usize,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Routing {
     pub default_upstream: Option<String>,
+    /// Request header naming the skill a client wants.
+    pub skill_header: http::HeaderName,
+    /// Keys of `params.metadata` / `params.message.metadata` naming a skill.
+    pub metadata_keys: Vec<String>,
+    pub affinity_ttl: Duration,
+    pub affinity_capacity: u64,
+    /// Bound on asking upstreams who owns an unknown task.
+    pub probe_timeout: Duration,
+    pub matcher: MatchSettings,
 }
 
 #[derive(Debug, Clone)]
@@ -82,6 +158,9 @@ pub struct Upstream {
     /// Extra request headers, values resolved (env/file) at load time and
     /// marked sensitive so they never show in logs.
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// Where its card is, when not at the well-known paths of its origin.
+    pub card_url: Option<Uri>,
+    pub skills: SkillPolicy,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

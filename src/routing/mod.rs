@@ -91,12 +91,11 @@ mod tests {
             .map(|n| format!("[[upstreams]]\nname = \"{n}\"\nurl = \"http://127.0.0.1:1\"\n"))
             .collect();
         let c = config::load_str(&text).unwrap();
-        Router::new(
-            &c.upstreams,
-            &config::Routing {
-                default_upstream: default.map(Into::into),
-            },
-        )
+        let routing = config::Routing {
+            default_upstream: default.map(Into::into),
+            ..c.routing.clone()
+        };
+        Router::new(&c.upstreams, &routing)
     }
 
     fn resolve(r: &Router) -> Result<Route, GatewayError> {
