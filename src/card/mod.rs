@@ -2,7 +2,9 @@
 //! it is the card of the upstream that stands for the gateway, fetched on
 //! request and rewritten to point at the gateway.
 
+pub mod aggregate;
 pub mod rewrite;
+pub mod skills;
 
 use http::{header, HeaderValue, Response, StatusCode};
 use serde_json::Value;

@@ -2,6 +2,8 @@
 //! the decision; the Fleet work grows it (affinity, hint, path, skill match)
 //! without touching its callers.
 
+pub mod matcher;
+
 use http::HeaderMap;
 use serde_json::Value;
 

@@ -1,0 +1,1 @@
+//! Scores a message's text against published skills. (Being written.)
