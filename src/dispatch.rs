@@ -1,71 +1,99 @@
 //! The innermost service: which handler a request goes to, by method and
 //! path. Everything unknown is answered here, never dropped.
+//!
+//! ```text
+//! GET  /.well-known/agent-card.json | agent.json       published (aggregated) card
+//! GET  /agent/authenticatedExtendedCard | /extendedAgentCard   extended card
+//! POST /                                               JSON-RPC, routed by skill
+//! GET  /agents/{name}/.well-known/agent-card.json      that agent's own card
+//! POST /agents/{name}                                  JSON-RPC straight to that agent
+//! ```
 
 use std::sync::Arc;
 
-use http::{header, Method, Request, Response};
+use http::request::Parts;
+use http::{Method, Request, Response};
 use hyper::body::Incoming;
 
 use crate::body::Body;
-use crate::card;
+use crate::card::{endpoint, extended, published, rewrite, CARD_PATHS, EXTENDED_CARD_PATHS};
 use crate::error::GatewayError;
 use crate::proxy;
 use crate::state::AppState;
 
 pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Response<Body> {
-    let path = request.uri().path();
-    let is_card = card::CARD_PATHS.contains(&path);
-    let is_rpc = state.is_rpc_path(path);
-    match request.method() {
-        &Method::GET | &Method::HEAD if is_card => serve_card(&state, &request).await,
-        &Method::POST if is_rpc => proxy::handle(&state, request).await,
-        method if is_rpc || is_card => GatewayError::MethodNotAllowed {
+    let (parts, body) = request.into_parts();
+    let path = state.local_path(parts.uri.path()).to_string();
+    let (scope, rest) = match path.strip_prefix("/agents/") {
+        Some(tail) => {
+            let (name, rest) = tail.split_once('/').map_or((tail, "/"), |(n, r)| (n, r));
+            match state.router.index(name) {
+                Some(i) => (Some(i), format!("/{}", rest.trim_start_matches('/'))),
+                None => return unknown_agent(&parts, name),
+            }
+        }
+        None => (None, path),
+    };
+    let is_card = CARD_PATHS.contains(&rest.as_str());
+    let is_extended = EXTENDED_CARD_PATHS.contains(&rest.as_str());
+    let is_rpc = rest == "/";
+    match parts.method {
+        Method::GET | Method::HEAD if is_card => match scope {
+            Some(i) => agent_card(&state, &parts, i),
+            None => {
+                let rendered = state.fleet.published(&state.config, &endpoint::endpoint(&state, &parts));
+                published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
+            }
+        },
+        Method::GET if is_extended => extended::serve(&state, &parts, &proxy::origin(&parts), scope).await,
+        Method::POST if is_rpc => proxy::handle(state, Request::from_parts(parts, body), scope).await,
+        ref method if is_rpc || is_card || is_extended => GatewayError::MethodNotAllowed {
             method: method.to_string(),
-            path: path.to_string(),
+            path: parts.uri.path().chars().take(128).collect(),
             allow: if is_rpc { "POST" } else { "GET, HEAD" },
         }
         .into_response(None),
-        method => GatewayError::NotFound {
+        ref method => GatewayError::NotFound {
             method: method.to_string(),
-            path: path.chars().take(128).collect(),
-            hint:
-                "JSON-RPC is served by POST /, the Agent Card at GET /.well-known/agent-card.json",
+            path: parts.uri.path().chars().take(128).collect(),
+            hint: "JSON-RPC is served by POST / (or POST /agents/{name}), the Agent Card at GET /.well-known/agent-card.json",
         }
         .into_response(None),
     }
 }
 
-async fn serve_card(state: &AppState, request: &Request<Incoming>) -> Response<Body> {
-    let upstream = &state.upstreams[state.router.card_upstream()];
-    let endpoint = public_endpoint(state, request);
-    match card::fetch_rewritten(upstream, &endpoint).await {
-        Ok(card) => card::card_response(&card),
-        Err(e) => e.into_response(None),
-    }
+/// One upstream's own card, its URLs pointed at `/agents/{name}`.
+fn agent_card(state: &AppState, parts: &Parts, index: usize) -> Response<Body> {
+    let name = &state.upstreams[index].name;
+    let view = state.fleet.view();
+    let Some(fetched) = view.card_of(name) else {
+        // The reason the last fetch failed says who is at fault (502/504).
+        let error = state.fleet.store.attempt(name).error.unwrap_or_else(|| {
+            GatewayError::UpstreamUnavailable {
+                upstream: name.clone(),
+                detail: "no agent card fetched yet".into(),
+            }
+        });
+        return error.into_response(None);
+    };
+    let mut card = fetched.card.clone();
+    rewrite::rewrite(&mut card, &endpoint::agent_endpoint(state, parts, name));
+    published::respond(
+        &published::render(&card),
+        &parts.headers,
+        state.config.card.cache_max_age,
+    )
 }
 
-/// The JSON-RPC URL clients should use: the configured public URL, else the
-/// address this client reached the gateway at.
-fn public_endpoint(state: &AppState, request: &Request<Incoming>) -> String {
-    if let Some(public) = &state.config.server.public_url {
-        return public.endpoint();
+fn unknown_agent(parts: &Parts, name: &str) -> Response<Body> {
+    GatewayError::NotFound {
+        method: parts.method.to_string(),
+        path: parts.uri.path().chars().take(128).collect(),
+        hint: if name.is_empty() {
+            "name an agent: /agents/{name}"
+        } else {
+            "no upstream has that name"
+        },
     }
-    let conn = request.extensions().get::<crate::state::ConnInfo>();
-    let host = request
-        .uri()
-        .authority()
-        .map(|a| a.as_str().to_string())
-        .or_else(|| {
-            let h = request.headers().get(header::HOST)?.to_str().ok()?;
-            // Only a well-formed authority goes into a URL we publish.
-            h.parse::<http::uri::Authority>()
-                .ok()
-                .map(|a| a.as_str().to_string())
-        })
-        .unwrap_or_else(|| match conn {
-            Some(c) => c.local.to_string(),
-            None => state.config.server.listen.to_string(),
-        });
-    let proto = conn.map_or("http", |c| c.proto);
-    format!("{proto}://{host}/")
+    .into_response(None)
 }

@@ -19,6 +19,8 @@ use crate::body::{self, Body};
 pub mod codes {
     /// No upstream can take the request (no default, no matching skill).
     pub const NO_ROUTE: i32 = -32040;
+    /// The request names a skill the gateway does not publish.
+    pub const UNKNOWN_SKILL: i32 = -32041;
     /// The upstream could not be reached or closed before answering.
     pub const UPSTREAM_UNAVAILABLE: i32 = -32050;
     /// The upstream did not connect or answer in time.
@@ -31,7 +33,7 @@ pub mod codes {
     pub const UPSTREAM_STREAM_IDLE: i32 = -32054;
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum GatewayError {
     /// A JSON-RPC problem with the request's content (parse, envelope,
     /// method, params): HTTP 200 and the given standard code.
@@ -65,7 +67,16 @@ pub enum GatewayError {
     NoRoute {
         reason: String,
         upstreams: Vec<String>,
+        skills: Vec<String>,
     },
+    #[error("unknown skill '{skill}': it is not in the published card")]
+    UnknownSkill { skill: String, skills: Vec<String> },
+    #[error("task '{0}' was not found on any agent")]
+    TaskNotFound(String),
+    #[error("unsupported operation: {0}")]
+    UnsupportedOperation(String),
+    #[error("the authenticated extended card is not configured on this gateway")]
+    ExtendedCardNotConfigured,
     #[error("upstream '{upstream}' is unavailable: {detail}")]
     UpstreamUnavailable { upstream: String, detail: String },
     #[error("upstream '{upstream}' timed out: {detail}")]
@@ -80,7 +91,14 @@ impl GatewayError {
     pub fn status(&self) -> StatusCode {
         use GatewayError::*;
         match self {
-            Rpc { .. } | MethodNotFound(_) | InvalidParams(_) | NoRoute { .. } => StatusCode::OK,
+            Rpc { .. }
+            | MethodNotFound(_)
+            | InvalidParams(_)
+            | NoRoute { .. }
+            | UnknownSkill { .. }
+            | TaskNotFound(_)
+            | UnsupportedOperation(_)
+            | ExtendedCardNotConfigured => StatusCode::OK,
             PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
@@ -106,6 +124,10 @@ impl GatewayError {
             | NotFound { .. }
             | MethodNotAllowed { .. } => INVALID_REQUEST,
             NoRoute { .. } => codes::NO_ROUTE,
+            UnknownSkill { .. } => codes::UNKNOWN_SKILL,
+            TaskNotFound(_) => jsonrpc::TASK_NOT_FOUND,
+            UnsupportedOperation(_) => jsonrpc::UNSUPPORTED_OPERATION,
+            ExtendedCardNotConfigured => jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
             UpstreamUnavailable { .. } => codes::UPSTREAM_UNAVAILABLE,
             UpstreamTimeout { .. } => codes::UPSTREAM_TIMEOUT,
             UpstreamBadResponse { .. } => codes::UPSTREAM_BAD_RESPONSE,
@@ -117,7 +139,10 @@ impl GatewayError {
     pub fn data(&self) -> Option<Value> {
         use GatewayError::*;
         match self {
-            NoRoute { upstreams, .. } => Some(json!({ "upstreams": upstreams })),
+            NoRoute {
+                upstreams, skills, ..
+            } => Some(json!({ "skills": skills, "upstreams": upstreams })),
+            UnknownSkill { skill, skills } => Some(json!({ "skill": skill, "skills": skills })),
             UpstreamUnavailable { upstream, .. }
             | UpstreamTimeout { upstream, .. }
             | UpstreamBadResponse { upstream, .. } => Some(json!({ "upstream": upstream })),

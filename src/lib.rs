@@ -11,6 +11,8 @@ pub mod config;
 pub mod demo;
 pub mod dispatch;
 pub mod error;
+pub mod fleet;
+pub mod observe;
 pub mod proxy;
 pub mod routing;
 pub mod server;
@@ -49,6 +51,14 @@ impl Gateway {
         let addr = listener.local_addr()?;
         let admin_addr = admin_listener.local_addr()?;
         let settings = server::Settings::new(server, &self.state.config.limits);
+        // The first card round is awaited (each fetch is bounded by the
+        // refresh timeout) so the gateway starts with the skills it can
+        // route; a dead upstream delays start-up by that bound at most.
+        self.state
+            .fleet
+            .refresh(&self.state.upstreams, &self.state.config)
+            .await;
+        let refresher = tokio::spawn(refresh_cards(self.state.clone()));
         let (stop_proxy, proxy_rx) = watch::channel(false);
         let (stop_admin, admin_rx) = watch::channel(false);
         let proxy_task = tokio::spawn(server::serve(
@@ -72,7 +82,19 @@ impl Gateway {
             stop_admin,
             proxy_task,
             admin_task,
+            refresher,
         })
+    }
+}
+
+/// Keeps upstream cards fresh until the gateway stops.
+async fn refresh_cards(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(state.config.card_refresh.interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await; // the first tick is immediate; start-up just refreshed
+    loop {
+        tick.tick().await;
+        state.fleet.refresh(&state.upstreams, &state.config).await;
     }
 }
 
@@ -86,6 +108,7 @@ pub struct Running {
     stop_admin: watch::Sender<bool>,
     proxy_task: JoinHandle<()>,
     admin_task: JoinHandle<()>,
+    refresher: JoinHandle<()>,
 }
 
 impl Running {
@@ -97,11 +120,25 @@ impl Running {
         self.admin_addr
     }
 
+    /// Runs one card refresh round now (tests; operators wait for the interval).
+    pub async fn refresh_cards(&self) {
+        self.state
+            .fleet
+            .refresh(&self.state.upstreams, &self.state.config)
+            .await;
+    }
+
+    /// Forgets every learned task and context owner, as a restart would.
+    pub fn forget_affinity(&self) {
+        self.state.fleet.affinity.clear();
+    }
+
     /// Graceful stop: readiness turns false, the proxy listener stops
     /// accepting and drains (bounded by the configured grace), then the
     /// admin listener, which kept answering probes meanwhile, stops too.
     pub async fn shutdown(self) {
         self.state.set_draining();
+        self.refresher.abort();
         let _ = self.stop_proxy.send(true);
         let _ = self.proxy_task.await;
         let _ = self.stop_admin.send(true);

@@ -1,26 +1,39 @@
 //! The JSON-RPC front door: read the body once (bounded), validate the
 //! envelope, method and params, pick the upstream, forward the original
-//! bytes, and relay the answer (SSE event by event).
+//! bytes, and relay the answer (SSE event by event) while learning which
+//! upstream owns the tasks it mentions.
+
+use std::sync::Arc;
 
 use bytes::Bytes;
+use http::request::Parts;
 use http::{header, HeaderMap, Request, Response, Version};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
-use crate::a2a::{jsonrpc, methods, params};
+use crate::a2a::{jsonrpc, methods, params, Family, Method};
 use crate::body::Body;
+use crate::card::extended;
 use crate::config::Limits;
 use crate::error::GatewayError;
-use crate::routing::RouteInput;
+use crate::observe::Observed;
+use crate::routing::{learn, probe, request, Decision, Route, RouteInput, Rule};
 use crate::sse::{RelaySettings, SseRelay};
 use crate::state::{AppState, ConnInfo};
-use crate::upstream::{headers, Origin, Upstream};
+use crate::upstream::{headers, Origin};
 
 /// Unknown method names are echoed in errors; a client can send megabytes.
 const MAX_ECHOED_METHOD: usize = 64;
+/// Unary answers larger than this are relayed but not scanned for task ids.
+const MAX_LEARNED_BYTES: usize = 1024 * 1024;
 
-pub async fn handle(state: &AppState, request: Request<Incoming>) -> Response<Body> {
+/// Handles a JSON-RPC POST; `path_upstream` is set for `/agents/{name}`.
+pub async fn handle(
+    state: Arc<AppState>,
+    request: Request<Incoming>,
+    path_upstream: Option<usize>,
+) -> Response<Body> {
     let (parts, body) = request.into_parts();
     if let Err(e) = check_content_type(&parts.headers) {
         return e.into_response(None);
@@ -32,11 +45,11 @@ pub async fn handle(state: &AppState, request: Request<Incoming>) -> Response<Bo
     let envelope = match jsonrpc::parse(&bytes) {
         Ok(env) => env,
         Err(e) => {
-            let err = GatewayError::Rpc {
+            return GatewayError::Rpc {
                 code: e.code,
                 message: e.message,
-            };
-            return err.into_response(e.id);
+            }
+            .into_response(e.id)
         }
     };
     let id = envelope.id;
@@ -48,32 +61,111 @@ pub async fn handle(state: &AppState, request: Request<Incoming>) -> Response<Bo
         Ok(p) => p,
         Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
     };
+    let origin = origin(&parts);
+    if method.family == Family::ExtendedCard {
+        return extended::answer(&state, &parts, &origin, id, path_upstream).await;
+    }
     let input = RouteInput {
         method,
         params: params.as_ref(),
         headers: &parts.headers,
+        path_upstream,
     };
-    let route = match state.router.resolve(&input) {
+    let route = match route(&state, &input, &parts, &origin).await {
         Ok(r) => r,
         Err(e) => return e.into_response(id),
     };
     let upstream = &state.upstreams[route.upstream];
-    tracing::debug!(method = method.name, upstream = %upstream.name, rule = route.rule.label(), "routed");
-    let conn = parts.extensions.get::<ConnInfo>().copied();
-    let origin = Origin {
-        client: conn.map_or_else(|| ([0, 0, 0, 0], 0).into(), |c| c.remote),
-        proto: conn.map_or("http", |c| c.proto),
-        host: original_host(&parts),
-    };
+    let owner = state.router.name(route.upstream);
+    tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
+    if method.family.streams() && state.fleet.view().can_stream(&owner) == Some(false) {
+        let why = format!(
+            "{} streams, but agent '{owner}' does not support streaming",
+            method.name
+        );
+        return GatewayError::UnsupportedOperation(why).into_response(id);
+    }
+    learn_from_request(&state, method, params.as_ref(), &owner);
     let forwarded = upstream.rpc_request(&parts, bytes.clone(), origin);
     match upstream.send(forwarded).await {
-        Ok(response) => relay(response, upstream, id, &state.config.limits),
+        Ok(response) => relay(response, &state, owner, id, &state.config.limits),
         Err(e) => e.into_response(id),
     }
 }
 
+/// Applies the routing rules; resolves an unknown task by probing.
+async fn route(
+    state: &AppState,
+    input: &RouteInput<'_>,
+    parts: &Parts,
+    origin: &Origin,
+) -> Result<Route, GatewayError> {
+    let view = state.fleet.view();
+    match state.router.resolve(input, &view, &state.fleet.affinity)? {
+        Decision::Route(route) => Ok(route),
+        Decision::Probe { task } => {
+            let candidates: Vec<usize> = (0..state.upstreams.len()).collect();
+            let limit = state.router.settings().probe_timeout;
+            let version = input.method.version;
+            match probe::find_owner(
+                &state.upstreams,
+                &candidates,
+                parts,
+                origin,
+                &task,
+                version,
+                limit,
+            )
+            .await
+            {
+                Some(upstream) => {
+                    state
+                        .fleet
+                        .affinity
+                        .learn_task(&task, &state.router.name(upstream));
+                    Ok(Route {
+                        upstream,
+                        rule: Rule::Affinity,
+                        skill: None,
+                    })
+                }
+                None => Err(GatewayError::TaskNotFound(task)),
+            }
+        }
+    }
+}
+
+/// 0.1 clients choose their task and session ids; they belong to the
+/// upstream the first call went to.
+fn learn_from_request(
+    state: &AppState,
+    method: &Method,
+    params: Option<&serde_json::Value>,
+    owner: &Arc<str>,
+) {
+    if method.version != crate::a2a::Version::V0_1 {
+        return;
+    }
+    if let Some(task) = request::task_ref(method, params) {
+        state.fleet.affinity.learn_task(&task.id, owner);
+    }
+    if let Some(context) = request::context_ref(method, params) {
+        state.fleet.affinity.learn_context(&context, owner);
+    }
+}
+
+/// Where the client request came from, for `X-Forwarded-*`.
+pub fn origin(parts: &Parts) -> Origin {
+    let conn = parts.extensions.get::<ConnInfo>().copied();
+    Origin {
+        client: conn.map_or_else(|| ([0, 0, 0, 0], 0).into(), |c| c.remote),
+        proto: conn.map_or("http", |c| c.proto),
+        host: original_host(parts),
+    }
+}
+
 /// The address the client used: `:authority` on HTTP/2, `Host` on HTTP/1.
-fn original_host(parts: &http::request::Parts) -> Option<http::HeaderValue> {
+fn original_host(parts: &Parts) -> Option<http::HeaderValue> {
     match parts.uri.authority() {
         Some(a) => http::HeaderValue::from_str(a.as_str()).ok(),
         None => parts.headers.get(header::HOST).cloned(),
@@ -126,10 +218,12 @@ async fn read_body(
 }
 
 /// Passes the upstream's answer on: status, end-to-end headers and body
-/// unchanged; SSE bodies go through the event relay.
+/// unchanged; SSE bodies go through the event relay. Task and context ids
+/// seen on the way are remembered as owned by this upstream.
 fn relay(
     response: Response<Incoming>,
-    upstream: &Upstream,
+    state: &Arc<AppState>,
+    owner: Arc<str>,
     id: Option<&RawValue>,
     limits: &Limits,
 ) -> Response<Body> {
@@ -137,17 +231,33 @@ fn relay(
     headers::strip_hop_by_hop(&mut parts.headers);
     // The client's connection has its own version; hyper writes the right one.
     parts.version = Version::HTTP_11;
+    let learner = state.clone();
     let body = if is_event_stream(&parts.headers) {
         parts.headers.remove(header::CONTENT_LENGTH);
+        let upstream = owner.to_string();
+        let on_events = Box::new(move |events: &[u8]| {
+            learner
+                .fleet
+                .affinity
+                .learn(&learn::from_events(events), &owner);
+        });
         let settings = RelaySettings {
-            upstream: upstream.name.clone(),
+            upstream,
             request_id: id.map(ToOwned::to_owned),
             idle_timeout: limits.sse_idle_timeout,
             max_event_bytes: limits.max_sse_event_bytes,
+            on_events: Some(on_events),
         };
         SseRelay::new(body, settings).boxed_unsync()
     } else {
-        body.map_err(Into::into).boxed_unsync()
+        Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
+            learner
+                .fleet
+                .affinity
+                .learn(&learn::from_response(bytes), &owner);
+        })
+        .map_err(Into::into)
+        .boxed_unsync()
     };
     Response::from_parts(parts, body)
 }

@@ -1,9 +1,11 @@
 //! What every request handler shares: the validated config, one pooled
-//! client per upstream, the router, and whether the gateway is draining.
+//! client per upstream, the router, the fleet view, and whether the gateway
+//! is draining.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::Config;
+use crate::fleet::Fleet;
 use crate::routing::Router;
 use crate::upstream::Upstream;
 
@@ -11,6 +13,7 @@ pub struct AppState {
     pub config: Config,
     pub upstreams: Vec<Upstream>,
     pub router: Router,
+    pub fleet: Fleet,
     draining: AtomicBool,
 }
 
@@ -18,24 +21,29 @@ impl AppState {
     pub fn new(config: Config) -> Self {
         let upstreams = config.upstreams.iter().map(Upstream::new).collect();
         let router = Router::new(&config.upstreams, &config.routing);
+        let fleet = Fleet::new(&config);
         Self {
             config,
             upstreams,
             router,
+            fleet,
             draining: AtomicBool::new(false),
         }
     }
 
-    /// JSON-RPC is served at `/` and, when the public URL has a path, there
-    /// too (for ingresses that do not strip it).
-    pub fn is_rpc_path(&self, path: &str) -> bool {
-        path == "/"
-            || self
-                .config
-                .server
-                .public_url
-                .as_ref()
-                .is_some_and(|p| p.path == path.trim_end_matches('/'))
+    /// The request path with the public URL's path prefix removed, so an
+    /// ingress that does not strip `/a2a` still reaches `/`, `/agents/…`
+    /// and the card paths.
+    pub fn local_path<'a>(&self, path: &'a str) -> &'a str {
+        let prefix = match &self.config.server.public_url {
+            Some(p) if p.path != "/" => p.path.as_str(),
+            _ => return path,
+        };
+        match path.strip_prefix(prefix) {
+            Some("") => "/",
+            Some(rest) if rest.starts_with('/') => rest,
+            _ => path,
+        }
     }
 
     pub fn set_draining(&self) {

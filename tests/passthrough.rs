@@ -41,7 +41,6 @@ const CALLS: &[(&str, &str)] = &[
         "tasks/pushNotificationConfig/delete",
         r#"{"id":"t-3","pushNotificationConfigId":"p"}"#,
     ),
-    ("agent/getAuthenticatedExtendedCard", r#"{}"#),
     (
         "SendMessage",
         r#"{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[{"text":"hi"},{"data":{"k":[1,2]}}]},"configuration":{"returnImmediately":false}}"#,
@@ -62,8 +61,16 @@ const CALLS: &[(&str, &str)] = &[
         "DeleteTaskPushNotificationConfig",
         r#"{"taskId":"t-4","id":"p"}"#,
     ),
-    ("GetExtendedAgentCard", r#"{}"#),
 ];
+
+/// The representative params of `method` from `CALLS`.
+fn params_of(method: &str) -> &'static str {
+    CALLS
+        .iter()
+        .find(|(m, _)| *m == method)
+        .map(|(_, p)| *p)
+        .expect("method in CALLS")
+}
 
 fn call(id: &str, method: &str, params: &str) -> String {
     format!(
@@ -110,7 +117,12 @@ async fn upstream_answers_come_back_byte_for_byte_with_their_headers() {
     })
     .await;
     let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
-    let reply = client::post_json(&gw.url(), call("1.50", "message/send", CALLS[5].1), &[]).await;
+    let reply = client::post_json(
+        &gw.url(),
+        call("1.50", "message/send", params_of("message/send")),
+        &[],
+    )
+    .await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.body, answer);
     assert_eq!(
@@ -140,7 +152,12 @@ async fn end_to_end_headers_pass_hop_by_hop_headers_do_not() {
         ("x-hop-only", "must not pass"),
         ("x-forwarded-for", "203.0.113.7"),
     ];
-    let reply = client::post_json(&gw.url(), call("1", "SendMessage", CALLS[11].1), &headers).await;
+    let reply = client::post_json(
+        &gw.url(),
+        call("1", "SendMessage", params_of("SendMessage")),
+        &headers,
+    )
+    .await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("x-request-id"), Some("client-chosen-id"));
     let seen = mock.requests().pop().unwrap();
@@ -168,7 +185,7 @@ async fn end_to_end_headers_pass_hop_by_hop_headers_do_not() {
 async fn a_request_id_is_generated_when_the_client_sends_none() {
     let mock = MockAgent::start(Mode::Normal).await;
     let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
-    let reply = client::post_json(&gw.url(), call("1", "GetTask", CALLS[12].1), &[]).await;
+    let reply = client::post_json(&gw.url(), call("1", "GetTask", params_of("GetTask")), &[]).await;
     let id = reply
         .header("x-request-id")
         .expect("x-request-id on the response");
@@ -184,7 +201,12 @@ async fn http2_clients_and_http2_upstreams() {
     );
     let gw = TestGateway::from_toml(&text).await;
     // h2c client → gateway → h2c upstream.
-    let reply = client::post_json_h2(&gw.url(), call("7", "message/send", CALLS[5].1), &[]).await;
+    let reply = client::post_json_h2(
+        &gw.url(),
+        call("7", "message/send", params_of("message/send")),
+        &[],
+    )
+    .await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.version, http::Version::HTTP_2);
     assert_eq!(reply.json()["id"], 7);
@@ -193,7 +215,7 @@ async fn http2_clients_and_http2_upstreams() {
         http::Version::HTTP_2
     );
     // HTTP/1.1 client → same h2 upstream.
-    let reply = client::post_json(&gw.url(), call("8", "GetTask", CALLS[12].1), &[]).await;
+    let reply = client::post_json(&gw.url(), call("8", "GetTask", params_of("GetTask")), &[]).await;
     assert_eq!(reply.json()["id"], 8);
 }
 
@@ -202,8 +224,12 @@ async fn upstream_connections_are_pooled_and_kept_alive() {
     let mock = MockAgent::start(Mode::Normal).await;
     let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
     for i in 0..10 {
-        let reply =
-            client::post_json(&gw.url(), call(&i.to_string(), "GetTask", CALLS[12].1), &[]).await;
+        let reply = client::post_json(
+            &gw.url(),
+            call(&i.to_string(), "GetTask", params_of("GetTask")),
+            &[],
+        )
+        .await;
         assert_eq!(reply.status, 200);
     }
     assert_eq!(mock.request_count(), 10);
@@ -226,7 +252,7 @@ async fn configured_upstream_headers_are_added_from_values_and_env() {
     // A client value for a configured header is replaced, not duplicated.
     client::post_json(
         &gw.url(),
-        call("1", "GetTask", CALLS[12].1),
+        call("1", "GetTask", params_of("GetTask")),
         &[("x-team", "red")],
     )
     .await;
@@ -260,7 +286,12 @@ async fn several_upstreams_go_to_the_default() {
         "[routing]\ndefault_upstream = \"b\"\n",
     )
     .await;
-    let reply = client::post_json(&gw.url(), call("1", "message/send", CALLS[5].1), &[]).await;
+    let reply = client::post_json(
+        &gw.url(),
+        call("1", "message/send", params_of("message/send")),
+        &[],
+    )
+    .await;
     assert_eq!(reply.status, 200);
     assert_eq!((a.request_count(), b.request_count()), (0, 1));
 }
@@ -270,7 +301,12 @@ async fn several_upstreams_without_default_is_a_clear_error() {
     let a = MockAgent::start(Mode::Normal).await;
     let b = MockAgent::start(Mode::Normal).await;
     let gw = TestGateway::start(&[("a", &a.url()), ("b", &b.url())], "").await;
-    let reply = client::post_json(&gw.url(), call("\"q\"", "message/send", CALLS[5].1), &[]).await;
+    let reply = client::post_json(
+        &gw.url(),
+        call("\"q\"", "message/send", params_of("message/send")),
+        &[],
+    )
+    .await;
     assert_eq!(reply.status, 200);
     let json = reply.json();
     assert_eq!(json["id"], "q");
@@ -290,11 +326,25 @@ async fn query_string_is_kept() {
     let reply = client::request(
         http::Method::POST,
         &url,
-        Bytes::from(call("1", "GetTask", CALLS[12].1)),
+        Bytes::from(call("1", "GetTask", params_of("GetTask"))),
         &[("content-type", "application/json")],
         Proto::Http1,
     )
     .await;
     assert_eq!(reply.status, 200);
     assert_eq!(mock.requests().pop().unwrap().path_and_query, "/?tenant=t1");
+}
+
+#[tokio::test]
+async fn extended_card_methods_are_answered_by_the_gateway_when_not_configured() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
+    for method in ["agent/getAuthenticatedExtendedCard", "GetExtendedAgentCard"] {
+        let reply = client::post_json(&gw.url(), call("\"x\"", method, "{}"), &[]).await;
+        assert_eq!(reply.status, 200);
+        let json = reply.json();
+        assert_eq!(json["id"], "x");
+        assert_eq!(json["error"]["code"], -32007, "{method}: {json}");
+    }
+    assert_eq!(mock.request_count(), 0);
 }

@@ -13,6 +13,10 @@ pub const INVALID_REQUEST: i32 = -32600;
 pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 pub const INTERNAL_ERROR: i32 = -32603;
+/// A2A codes the gateway itself answers with.
+pub const TASK_NOT_FOUND: i32 = -32001;
+pub const UNSUPPORTED_OPERATION: i32 = -32004;
+pub const EXTENDED_CARD_NOT_CONFIGURED: i32 = -32007;
 
 /// A parsed request. Borrowed from the body, so forwarding uses the original
 /// bytes and nothing here is ever written back out.
@@ -81,16 +85,15 @@ pub fn parse(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
             Err(_) => return Err(invalid(id, "'method' must be a string")),
         },
     };
-    if let Some(p) = raw.params {
+    // `"params": null` is read as absent: some clients send it for methods
+    // without parameters, and it carries nothing.
+    let params = raw.params.filter(|p| p.get() != "null");
+    if let Some(p) = params {
         if !matches!(p.get().as_bytes().first(), Some(b'{' | b'[')) {
             return Err(invalid(id, "'params' must be an object or an array"));
         }
     }
-    Ok(Envelope {
-        id,
-        method,
-        params: raw.params,
-    })
+    Ok(Envelope { id, method, params })
 }
 
 fn check_id(id: Option<&RawValue>) -> Result<Option<&RawValue>, EnvelopeError<'_>> {
@@ -153,6 +156,24 @@ struct ErrorObject<'a> {
     message: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<&'a Value>,
+}
+
+/// A complete JSON-RPC success response carrying `result`.
+pub fn result_body(id: Option<&RawValue>, result: &Value) -> Bytes {
+    #[derive(Serialize)]
+    struct Success<'a> {
+        jsonrpc: &'static str,
+        id: &'a RawValue,
+        result: &'a Value,
+    }
+    let response = Success {
+        jsonrpc: "2.0",
+        id: id.unwrap_or(RawValue::NULL),
+        result,
+    };
+    serde_json::to_vec(&response)
+        .map(Bytes::from)
+        .unwrap_or_default()
 }
 
 /// A complete JSON-RPC error response. A missing id (notification, or an id

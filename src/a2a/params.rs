@@ -14,7 +14,7 @@ type Obj = Map<String, Value>;
 pub fn validate(method: &Method, params: Option<&RawValue>) -> Result<Option<Value>, String> {
     let parsed: Option<Value> = match params {
         None => None,
-        Some(raw) => Some(serde_json::from_str(raw.get()).map_err(|e| format!("params: {e}"))?),
+        Some(raw) => Some(shallow(raw, INSPECTED_LEVELS).map_err(|e| format!("params: {e}"))?),
     };
     let obj = match &parsed {
         Some(Value::Object(o)) => Some(o),
@@ -66,6 +66,38 @@ fn check(method: &Method, params: Option<&Obj>) -> Result<(), String> {
             string(p, "params", "pushNotificationConfigId").map(drop)
         }
         (Family::PushGet | Family::PushList, _) => string(p, "params", "id").map(drop),
+    }
+}
+
+/// params → message → parts → part → member: as deep as checks and routing
+/// look. Deeper data is the agent's business.
+const INSPECTED_LEVELS: usize = 5;
+
+/// Parses `raw` only `levels` deep: below that a value becomes `null`
+/// unless serde_json can build it. serde_json refuses nesting past 128
+/// levels, and a message carrying deep data is still a valid message — the
+/// upstream gets the original bytes either way.
+fn shallow(raw: &RawValue, levels: usize) -> Result<Value, serde_json::Error> {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'{') if levels > 0 => {
+            let members: std::collections::BTreeMap<String, Box<RawValue>> =
+                serde_json::from_str(text)?;
+            members
+                .into_iter()
+                .map(|(k, v)| Ok((k, shallow(&v, levels - 1)?)))
+                .collect::<Result<Obj, _>>()
+                .map(Value::Object)
+        }
+        Some(b'[') if levels > 0 => {
+            let items: Vec<Box<RawValue>> = serde_json::from_str(text)?;
+            items
+                .iter()
+                .map(|v| shallow(v, levels - 1))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+        }
+        _ => Ok(serde_json::from_str(text).unwrap_or(Value::Null)),
     }
 }
 
@@ -186,6 +218,15 @@ mod tests {
         for (method, params) in ok {
             assert_eq!(run(method, params), Ok(()), "{method} {params}");
         }
+    }
+
+    #[test]
+    fn deeply_nested_data_is_not_refused() {
+        let deep = format!("{}1{}", "[".repeat(500), "]".repeat(500));
+        let params = format!(
+            r#"{{"message":{{"messageId":"m","role":"user","parts":[{{"kind":"data","data":{{"v":{deep}}}}}]}}}}"#
+        );
+        assert_eq!(run("message/send", &params), Ok(()));
     }
 
     #[test]

@@ -100,7 +100,22 @@ impl Checker {
             .filter_map(|(i, u)| self.upstream(i, u))
             .collect();
         let routing = routing.and_then(|r| self.routing(r, table.get("upstreams")));
-        let card = card.and_then(|c| self.card(c));
+        let identity_configured = table
+            .get("card")
+            .and_then(Value::as_table)
+            .is_some_and(|t| {
+                [
+                    "name",
+                    "description",
+                    "version",
+                    "provider",
+                    "documentation_url",
+                    "icon_url",
+                ]
+                .iter()
+                .any(|k| t.contains_key(*k))
+            });
+        let card = card.and_then(|c| self.card(c, identity_configured));
         let card_refresh = card_refresh.and_then(|c| self.card_refresh(c));
         Some(Config {
             server: server?,
@@ -325,7 +340,7 @@ impl Checker {
         })
     }
 
-    fn card(&mut self, c: CardSection) -> Option<Card> {
+    fn card(&mut self, c: CardSection, identity_configured: bool) -> Option<Card> {
         for (path, value) in [("card.name", &c.name), ("card.version", &c.version)] {
             if value.trim().is_empty() {
                 self.err(path, "must not be empty");
@@ -355,6 +370,7 @@ impl Checker {
             icon_url: c.icon_url,
             cache_max_age: cache_max_age?,
             extended_card: c.extended_card,
+            identity_configured,
         })
     }
 

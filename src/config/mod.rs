@@ -41,6 +41,10 @@ pub struct Card {
     /// Serve the authenticated extended card (off until authentication is
     /// configured: it may list more than the public card).
     pub extended_card: bool,
+    /// `[card]` sets the identity (name, description, version, provider or
+    /// links). When it does not and there is one upstream, the published
+    /// card keeps that agent's identity.
+    pub identity_configured: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,39 +1,73 @@
-//! Which upstream takes a request. One function, `Router::resolve`, makes
-//! the decision; the Fleet work grows it (affinity, hint, path, skill match)
-//! without touching its callers.
+//! Which upstream takes a request. `Router::resolve` is the one decision,
+//! applying the rules in order:
+//!
+//! 0. path — `POST /agents/{name}` addresses one agent and always goes there
+//!    (the per-agent card points clients at that path, so everything sent
+//!    there is meant for that agent);
+//! 1. affinity — a task (or context) already owned by an upstream goes
+//!    back to it; an unknown task id the call requires is resolved by
+//!    probing the upstreams (`Decision::Probe`);
+//! 2. hint — the skill header or `skillId` in metadata; an unknown skill is
+//!    an error, never a silent fallback;
+//! 3. match — the message text scored against the published skills;
+//! 4. default — the configured default upstream (or the only one);
+//!    otherwise an error listing the routable skills.
 
+pub mod affinity;
+pub mod learn;
 pub mod matcher;
+pub mod probe;
+pub mod request;
+
+use std::sync::Arc;
 
 use http::HeaderMap;
 use serde_json::Value;
 
-use crate::a2a::Method;
+use crate::a2a::{Family, Method};
 use crate::config;
 use crate::error::GatewayError;
+use crate::fleet::FleetView;
+use affinity::Affinity;
 
 /// The rule that picked the upstream (a bounded label for logs and metrics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
-    /// The gateway has exactly one upstream.
-    Only,
-    /// The configured default upstream.
+    Path,
+    Affinity,
+    Hint,
+    Match,
     Default,
 }
 
 impl Rule {
     pub fn label(self) -> &'static str {
         match self {
-            Rule::Only => "only",
+            Rule::Path => "path",
+            Rule::Affinity => "affinity",
+            Rule::Hint => "hint",
+            Rule::Match => "match",
             Rule::Default => "default",
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     /// Index into the gateway's upstream list.
     pub upstream: usize,
     pub rule: Rule,
+    /// The published skill, when the rule chose one.
+    pub skill: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Route(Route),
+    /// The request continues a task nobody here knows: ask the upstreams.
+    Probe {
+        task: String,
+    },
 }
 
 /// What routing may look at. Params are already parsed and validated.
@@ -41,103 +75,124 @@ pub struct RouteInput<'a> {
     pub method: &'a Method,
     pub params: Option<&'a Value>,
     pub headers: &'a HeaderMap,
+    /// The upstream named by an `/agents/{name}` path.
+    pub path_upstream: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Router {
-    names: Vec<String>,
+    names: Vec<Arc<str>>,
     default: Option<usize>,
+    settings: config::Routing,
 }
 
 impl Router {
     pub fn new(upstreams: &[config::Upstream], routing: &config::Routing) -> Self {
-        let names: Vec<String> = upstreams.iter().map(|u| u.name.clone()).collect();
-        let default = routing
-            .default_upstream
-            .as_ref()
-            .and_then(|d| names.iter().position(|n| n == d));
-        Self { names, default }
+        let names: Vec<Arc<str>> = upstreams
+            .iter()
+            .map(|u| Arc::from(u.name.as_str()))
+            .collect();
+        let default = match names.len() {
+            1 => Some(0),
+            _ => routing
+                .default_upstream
+                .as_ref()
+                .and_then(|d| names.iter().position(|n| n.as_ref() == d)),
+        };
+        Self {
+            names,
+            default,
+            settings: routing.clone(),
+        }
     }
 
-    pub fn resolve(&self, _input: &RouteInput<'_>) -> Result<Route, GatewayError> {
-        if self.names.len() == 1 {
-            return Ok(Route {
-                upstream: 0,
-                rule: Rule::Only,
-            });
+    pub fn index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n.as_ref() == name)
+    }
+
+    pub fn name(&self, index: usize) -> Arc<str> {
+        self.names
+            .get(index)
+            .cloned()
+            .unwrap_or_else(|| Arc::from(""))
+    }
+
+    pub fn settings(&self) -> &config::Routing {
+        &self.settings
+    }
+
+    pub fn resolve(
+        &self,
+        input: &RouteInput<'_>,
+        view: &FleetView,
+        affinity: &Affinity,
+    ) -> Result<Decision, GatewayError> {
+        let route = |upstream, rule, skill| {
+            Ok(Decision::Route(Route {
+                upstream,
+                rule,
+                skill,
+            }))
+        };
+        if let Some(upstream) = input.path_upstream {
+            return route(upstream, Rule::Path, None);
+        }
+        if let Some(task) = request::task_ref(input.method, input.params) {
+            if let Some(owner) = affinity.task_owner(&task.id).and_then(|n| self.index(&n)) {
+                return route(owner, Rule::Affinity, None);
+            }
+            // With one upstream there is nobody else to ask.
+            if task.must_exist && self.names.len() > 1 {
+                return Ok(Decision::Probe { task: task.id });
+            }
+        }
+        if let Some(context) = request::context_ref(input.method, input.params) {
+            if let Some(owner) = affinity
+                .context_owner(&context)
+                .and_then(|n| self.index(&n))
+            {
+                return route(owner, Rule::Affinity, None);
+            }
+        }
+        let s = &self.settings;
+        if let Some(skill) = request::skill_hint(
+            input.headers,
+            &s.skill_header,
+            &s.metadata_keys,
+            input.params,
+        ) {
+            let owner = view.skill(&skill).and_then(|k| self.index(&k.upstream));
+            return match owner {
+                Some(upstream) => route(upstream, Rule::Hint, Some(skill)),
+                None => Err(GatewayError::UnknownSkill {
+                    skill,
+                    skills: view.skill_ids(),
+                }),
+            };
+        }
+        if s.matcher.enabled && matches!(input.method.family, Family::Send | Family::Stream) {
+            let pick =
+                request::message_text(input.params).and_then(|t| view.matcher.pick(&t, &s.matcher));
+            if let Some(upstream) = pick.as_ref().and_then(|p| self.index(&p.upstream)) {
+                return route(upstream, Rule::Match, pick.map(|p| p.skill_id));
+            }
         }
         match self.default {
-            Some(upstream) => Ok(Route { upstream, rule: Rule::Default }),
+            Some(upstream) => route(upstream, Rule::Default, None),
             None => Err(GatewayError::NoRoute {
-                reason: "several upstreams are configured and none is the default (set routing.default_upstream)".into(),
-                upstreams: self.names.clone(),
+                reason: "no rule placed it: name a skill (header or metadata skillId), send to /agents/{name}, or set routing.default_upstream".into(),
+                upstreams: self.names.iter().map(|n| n.to_string()).collect(),
+                skills: view.skill_ids(),
             }),
         }
     }
 
-    /// The upstream whose card stands for the gateway until cards are
-    /// aggregated: the only one, else the default, else the first.
-    pub fn card_upstream(&self) -> usize {
+    /// The upstream whose card a single-agent view stands for: the default
+    /// (or only) one, else the first.
+    pub fn primary(&self) -> usize {
         self.default.unwrap_or(0)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::a2a::methods::lookup;
-
-    fn router(names: &[&str], default: Option<&str>) -> Router {
-        let text: String = names
-            .iter()
-            .map(|n| format!("[[upstreams]]\nname = \"{n}\"\nurl = \"http://127.0.0.1:1\"\n"))
-            .collect();
-        let c = config::load_str(&text).unwrap();
-        let routing = config::Routing {
-            default_upstream: default.map(Into::into),
-            ..c.routing.clone()
-        };
-        Router::new(&c.upstreams, &routing)
-    }
-
-    fn resolve(r: &Router) -> Result<Route, GatewayError> {
-        let headers = HeaderMap::new();
-        r.resolve(&RouteInput {
-            method: lookup("message/send").unwrap(),
-            params: None,
-            headers: &headers,
-        })
-    }
-
-    #[test]
-    fn single_upstream_takes_everything() {
-        assert_eq!(
-            resolve(&router(&["a"], None)).unwrap(),
-            Route {
-                upstream: 0,
-                rule: Rule::Only
-            }
-        );
-    }
-
-    #[test]
-    fn default_upstream_among_several() {
-        let r = router(&["a", "b"], Some("b"));
-        assert_eq!(
-            resolve(&r).unwrap(),
-            Route {
-                upstream: 1,
-                rule: Rule::Default
-            }
-        );
-        assert_eq!(r.card_upstream(), 1);
-    }
-
-    #[test]
-    fn several_without_default_is_a_clear_error() {
-        match resolve(&router(&["a", "b"], None)) {
-            Err(GatewayError::NoRoute { upstreams, .. }) => assert_eq!(upstreams, ["a", "b"]),
-            other => panic!("{other:?}"),
-        }
-    }
-}
+mod tests;

@@ -22,6 +22,9 @@ use crate::a2a::jsonrpc;
 use crate::body::BoxError;
 use crate::error::codes;
 
+/// Called with each chunk of whole events as it is forwarded.
+pub type OnEvents = Box<dyn FnMut(&[u8]) + Send>;
+
 /// What the relay needs to know besides the upstream body.
 pub struct RelaySettings {
     pub upstream: String,
@@ -29,6 +32,7 @@ pub struct RelaySettings {
     pub request_id: Option<Box<RawValue>>,
     pub idle_timeout: Duration,
     pub max_event_bytes: usize,
+    pub on_events: Option<OnEvents>,
 }
 
 pin_project! {
@@ -82,6 +86,9 @@ where
                         continue; // trailers carry nothing for an SSE client
                     };
                     if let Some(events) = take_events(this.pending, this.scanner, data) {
+                        if let Some(observe) = this.settings.on_events.as_mut() {
+                            observe(&events);
+                        }
                         return Poll::Ready(Some(Ok(Frame::data(events))));
                     }
                     if this.pending.len() > this.settings.max_event_bytes {
@@ -180,6 +187,7 @@ mod tests {
             request_id: Some(RawValue::from_string("\"r1\"".into()).unwrap()),
             idle_timeout: Duration::from_millis(idle_ms),
             max_event_bytes: 64,
+            on_events: None,
         }
     }
 

@@ -26,6 +26,7 @@ use crate::error::GatewayError;
 const POOL_IDLE: Duration = Duration::from_secs(60);
 
 /// Where the client request came from, for `X-Forwarded-*`.
+#[derive(Clone)]
 pub struct Origin {
     pub client: SocketAddr,
     pub proto: &'static str,
@@ -39,6 +40,7 @@ pub struct Upstream {
     response_header_timeout: Duration,
     connect_timeout: Duration,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
+    card_url: Option<Uri>,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
@@ -60,6 +62,7 @@ impl Upstream {
             response_header_timeout: cfg.response_header_timeout,
             connect_timeout: cfg.connect_timeout,
             extra_headers: cfg.headers.clone(),
+            card_url: cfg.card_url.clone(),
             client,
         }
     }
@@ -86,20 +89,28 @@ impl Upstream {
         request
     }
 
-    /// A plain GET to a path on the upstream's origin (cards live there).
-    pub fn get_request(&self, path: &str) -> Request<Full<Bytes>> {
+    /// The absolute URI of a path on the upstream's origin (cards live there).
+    pub fn origin_uri(&self, path: &str) -> Uri {
         let mut uri = http::uri::Builder::new().path_and_query(path);
         if let (Some(scheme), Some(authority)) = (self.url.scheme(), self.url.authority()) {
             uri = uri.scheme(scheme.clone()).authority(authority.clone());
         }
+        uri.build().unwrap_or_else(|_| self.url.clone())
+    }
+
+    /// A plain GET with the upstream's configured headers.
+    pub fn get_request(
+        &self,
+        uri: Uri,
+        extra: &[(HeaderName, HeaderValue)],
+    ) -> Request<Full<Bytes>> {
         let mut request = Request::new(Full::new(Bytes::new()));
-        *request.uri_mut() = uri.build().unwrap_or_else(|_| self.url.clone());
+        *request.uri_mut() = uri;
         *request.version_mut() = self.version();
-        request
-            .headers_mut()
-            .insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-        for (name, value) in &self.extra_headers {
-            request.headers_mut().insert(name.clone(), value.clone());
+        let headers = request.headers_mut();
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        for (name, value) in self.extra_headers.iter().chain(extra) {
+            headers.insert(name.clone(), value.clone());
         }
         request
     }
@@ -124,29 +135,37 @@ impl Upstream {
         }
     }
 
-    /// Sends a GET and reads a bounded body (for cards and probes).
-    pub async fn fetch(
+    /// Sends a request and reads a bounded body (cards, probes), the whole
+    /// exchange bounded by the response-header timeout or `limit`.
+    pub async fn exchange(
         &self,
-        path: &str,
+        request: Request<Full<Bytes>>,
         max_bytes: usize,
-    ) -> Result<(http::StatusCode, Bytes), GatewayError> {
-        let response = self.send(self.get_request(path)).await?;
-        let status = response.status();
-        let read = Limited::new(response.into_body(), max_bytes).collect();
-        match tokio::time::timeout(self.response_header_timeout, read).await {
-            Ok(Ok(body)) => Ok((status, body.to_bytes())),
-            Ok(Err(e)) => Err(GatewayError::UpstreamBadResponse {
-                upstream: self.name.clone(),
-                detail: format!("reading {path}: {e}"),
-            }),
+        limit: Duration,
+    ) -> Result<(http::StatusCode, http::HeaderMap, Bytes), GatewayError> {
+        let what = request.uri().path().to_string();
+        let run = async {
+            let response = self.send(request).await?;
+            let (parts, body) = response.into_parts();
+            match Limited::new(body, max_bytes).collect().await {
+                Ok(body) => Ok((parts.status, parts.headers, body.to_bytes())),
+                Err(e) => Err(GatewayError::UpstreamBadResponse {
+                    upstream: self.name.clone(),
+                    detail: format!("reading {what}: {e}"),
+                }),
+            }
+        };
+        match tokio::time::timeout(limit, run).await {
+            Ok(result) => result,
             Err(_) => Err(GatewayError::UpstreamTimeout {
                 upstream: self.name.clone(),
-                detail: format!(
-                    "reading {path} took longer than {:?}",
-                    self.response_header_timeout
-                ),
+                detail: format!("{what} took longer than {limit:?}"),
             }),
         }
+    }
+
+    pub fn card_url(&self) -> Option<&Uri> {
+        self.card_url.as_ref()
     }
 
     fn target(&self, query: Option<&str>) -> Uri {

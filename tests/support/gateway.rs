@@ -14,6 +14,11 @@ impl TestGateway {
     /// (e.g. `[limits]` or `[routing]` sections).
     pub async fn start(upstreams: &[(&str, &str)], extra: &str) -> TestGateway {
         let mut text = String::from("[server]\nlisten = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\nshutdown_grace = \"2s\"\n");
+        // Card fetches at start-up wait at most this long: tests with a
+        // hanging upstream should not wait the production default.
+        if !extra.contains("[card_refresh]") {
+            text.push_str("[card_refresh]\ntimeout = \"1s\"\n");
+        }
         text.push_str(extra);
         text.push('\n');
         for (name, url) in upstreams {

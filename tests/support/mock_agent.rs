@@ -147,13 +147,35 @@ impl MockAgent {
         self.state.card()
     }
 
-    /// Every request received so far, in arrival order.
+    /// Every JSON-RPC call (POST) received so far, in arrival order. The
+    /// gateway's own card fetches (GET) are left out: tests ask what
+    /// clients' calls reached the agent.
     pub fn requests(&self) -> Vec<Recorded> {
-        lock(&self.state.requests).clone()
+        lock(&self.state.requests)
+            .iter()
+            .filter(|r| r.method == Method::POST)
+            .cloned()
+            .collect()
     }
 
     pub fn request_count(&self) -> usize {
-        lock(&self.state.requests).len()
+        lock(&self.state.requests)
+            .iter()
+            .filter(|r| r.method == Method::POST)
+            .count()
+    }
+
+    /// Every request of any HTTP method, card fetches included.
+    pub fn all_requests(&self) -> Vec<Recorded> {
+        lock(&self.state.requests).clone()
+    }
+
+    /// Card fetches (GET) received so far.
+    pub fn card_fetches(&self) -> usize {
+        lock(&self.state.requests)
+            .iter()
+            .filter(|r| r.method == Method::GET)
+            .count()
     }
 
     /// Waits until at least `n` requests were recorded; false on timeout.

@@ -1,0 +1,151 @@
+//! The authenticated extended card: the aggregate of what each upstream's
+//! extended card shows this caller (its public card where it has none),
+//! URLs pointed at the gateway. Off unless configured: until the Security
+//! work authenticates callers, it could show more than the public card.
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{header, HeaderValue, Response};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::aggregate::{self, UpstreamCard};
+use super::{endpoint, rewrite};
+use crate::a2a::jsonrpc;
+use crate::body::{self, Body};
+use crate::error::GatewayError;
+use crate::state::AppState;
+use crate::upstream::{Origin, Upstream};
+
+const MAX_CARD_BYTES: usize = 1024 * 1024;
+
+/// Answers `agent/getAuthenticatedExtendedCard` / `GetExtendedAgentCard`.
+pub async fn answer(
+    state: &AppState,
+    parts: &Parts,
+    origin: &Origin,
+    id: Option<&RawValue>,
+    scope: Option<usize>,
+) -> Response<Body> {
+    match build(state, parts, origin, scope).await {
+        Ok(card) => json_response(jsonrpc::result_body(id, &card)),
+        Err(e) => e.into_response(id),
+    }
+}
+
+/// Serves `GET /agent/authenticatedExtendedCard` and `GET /extendedAgentCard`.
+pub async fn serve(
+    state: &AppState,
+    parts: &Parts,
+    origin: &Origin,
+    scope: Option<usize>,
+) -> Response<Body> {
+    match build(state, parts, origin, scope).await {
+        Ok(card) => json_response(Bytes::from(serde_json::to_vec(&card).unwrap_or_default())),
+        Err(e) => e.into_response(None),
+    }
+}
+
+async fn build(
+    state: &AppState,
+    parts: &Parts,
+    origin: &Origin,
+    scope: Option<usize>,
+) -> Result<Value, GatewayError> {
+    if !state.config.card.extended_card {
+        return Err(GatewayError::ExtendedCardNotConfigured);
+    }
+    let view = state.fleet.view();
+    let indices: Vec<usize> = match scope {
+        Some(i) => vec![i],
+        None => (0..state.upstreams.len()).collect(),
+    };
+    let fetches: Vec<_> = indices
+        .iter()
+        .copied()
+        .filter_map(|i| {
+            let upstream = &state.upstreams[i];
+            let public = view.card_of(&upstream.name)?.card.clone();
+            Some(async move {
+                let extended = fetch_extended(state, upstream, parts, origin, &public).await;
+                (i, extended.unwrap_or(public))
+            })
+        })
+        .collect();
+    let cards: Vec<(usize, Value)> = futures_util::future::join_all(fetches).await;
+    if let Some(i) = scope {
+        let name = &state.upstreams[i].name;
+        let Some((_, mut card)) = cards.into_iter().next() else {
+            return Err(GatewayError::UpstreamUnavailable {
+                upstream: name.clone(),
+                detail: "no fresh card".into(),
+            });
+        };
+        rewrite::rewrite(&mut card, &endpoint::agent_endpoint(state, parts, name));
+        return Ok(card);
+    }
+    let inputs: Vec<UpstreamCard<'_>> = cards
+        .iter()
+        .map(|(i, card)| UpstreamCard {
+            upstream: &state.upstreams[*i].name,
+            card,
+            policy: &state.config.upstreams[*i].skills,
+        })
+        .collect();
+    let mut card = aggregate::aggregate(
+        &state.config.card,
+        &inputs,
+        &endpoint::endpoint(state, parts),
+    )
+    .card;
+    let agents: Vec<&Value> = cards.iter().map(|(_, c)| c).collect();
+    super::inherit::apply(&mut card, &agents, &state.config);
+    Ok(card)
+}
+
+/// The upstream's extended card when its public card offers one, asked
+/// with the caller's own headers; `None` when it has none or the call fails.
+async fn fetch_extended(
+    state: &AppState,
+    upstream: &Upstream,
+    parts: &Parts,
+    origin: &Origin,
+    public: &Value,
+) -> Option<Value> {
+    let v1 = public.pointer("/capabilities/extendedAgentCard") == Some(&Value::Bool(true));
+    let v03 = public.get("supportsAuthenticatedExtendedCard") == Some(&Value::Bool(true));
+    let method = match (v1, v03) {
+        (true, _) => "GetExtendedAgentCard",
+        (false, true) => "agent/getAuthenticatedExtendedCard",
+        _ => return None,
+    };
+    let call = json!({"jsonrpc": "2.0", "id": "a2a-gateway-extended-card", "method": method, "params": {}});
+    let mut request = upstream.rpc_request(parts, Bytes::from(call.to_string()), origin.clone());
+    let h = request.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if v1 {
+        h.insert("a2a-version", HeaderValue::from_static("1.0"));
+    }
+    let limit = state.config.card_refresh.timeout;
+    let (status, _, body) = upstream
+        .exchange(request, MAX_CARD_BYTES, limit)
+        .await
+        .ok()?;
+    let answer: Value = serde_json::from_slice(&body)
+        .ok()
+        .filter(|_| status.is_success())?;
+    let card = answer.get("result")?;
+    card.is_object().then(|| card.clone())
+}
+
+fn json_response(body: Bytes) -> Response<Body> {
+    let mut response = Response::new(body::full(body));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}

@@ -1,0 +1,175 @@
+//! The upstreams' own cards: fetched at start and on an interval with
+//! `If-None-Match`, kept in a moka cache whose time-to-live is the allowed
+//! staleness — a card not refreshed in time simply expires, and with it
+//! that upstream's skills leave the published card.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{header, HeaderName, HeaderValue, StatusCode};
+use moka::sync::Cache;
+use serde_json::Value;
+
+use super::CARD_PATHS;
+use crate::config::CardRefresh;
+use crate::error::GatewayError;
+use crate::upstream::Upstream;
+
+/// Cards are small; anything bigger is not a card.
+const MAX_CARD_BYTES: usize = 1024 * 1024;
+
+/// One upstream's last good card, as the upstream wrote it.
+#[derive(Debug)]
+pub struct FetchedCard {
+    pub card: Value,
+    pub etag: Option<HeaderValue>,
+    /// Which URL served it, so refreshes ask the same one.
+    pub uri: http::Uri,
+    pub fetched_at: Instant,
+}
+
+/// The outcome of the latest attempt, for /readyz and logs.
+#[derive(Debug, Clone, Default)]
+pub struct Attempt {
+    pub error: Option<GatewayError>,
+    pub last_success: Option<Instant>,
+}
+
+pub struct CardStore {
+    cards: Cache<String, Arc<FetchedCard>>,
+    attempts: Mutex<HashMap<String, Attempt>>,
+    timeout: Duration,
+}
+
+enum Fetch {
+    Fresh(FetchedCard),
+    NotModified,
+}
+
+impl CardStore {
+    pub fn new(cfg: &CardRefresh) -> Self {
+        Self {
+            cards: Cache::builder().time_to_live(cfg.max_staleness).build(),
+            attempts: Mutex::new(HashMap::new()),
+            timeout: cfg.timeout,
+        }
+    }
+
+    /// The upstream's card if it is fresh enough to use.
+    pub fn get(&self, upstream: &str) -> Option<Arc<FetchedCard>> {
+        self.cards.get(upstream)
+    }
+
+    pub fn attempt(&self, upstream: &str) -> Attempt {
+        self.attempts
+            .lock()
+            .ok()
+            .and_then(|a| a.get(upstream).cloned())
+            .unwrap_or_default()
+    }
+
+    /// Refreshes every upstream's card concurrently; each fetch is bounded
+    /// by the refresh timeout, so a dead upstream never blocks the others.
+    pub async fn refresh_all(&self, upstreams: &[Upstream]) {
+        futures_util::future::join_all(upstreams.iter().map(|u| self.refresh(u))).await;
+    }
+
+    async fn refresh(&self, upstream: &Upstream) {
+        let previous = self.cards.get(&upstream.name);
+        let outcome = self.fetch(upstream, previous.as_deref()).await;
+        let mut attempt = self.attempt(&upstream.name);
+        match outcome {
+            Ok(Fetch::Fresh(card)) => {
+                self.cards.insert(upstream.name.clone(), Arc::new(card));
+                attempt = Attempt {
+                    error: None,
+                    last_success: Some(Instant::now()),
+                };
+            }
+            Ok(Fetch::NotModified) => {
+                // Re-inserting restarts the staleness clock.
+                if let Some(card) = previous {
+                    self.cards.insert(upstream.name.clone(), card);
+                }
+                attempt = Attempt {
+                    error: None,
+                    last_success: Some(Instant::now()),
+                };
+            }
+            Err(e) => {
+                tracing::warn!(upstream = %upstream.name, error = %e, "card refresh failed; keeping the last good card until it is stale");
+                attempt.error = Some(e);
+            }
+        }
+        if let Ok(mut attempts) = self.attempts.lock() {
+            attempts.insert(upstream.name.clone(), attempt);
+        }
+    }
+
+    async fn fetch(
+        &self,
+        upstream: &Upstream,
+        previous: Option<&FetchedCard>,
+    ) -> Result<Fetch, GatewayError> {
+        let candidates: Vec<http::Uri> = match (previous, upstream.card_url()) {
+            (Some(p), _) => vec![p.uri.clone()],
+            (None, Some(configured)) => vec![configured.clone()],
+            (None, None) => CARD_PATHS.iter().map(|p| upstream.origin_uri(p)).collect(),
+        };
+        let mut last = None;
+        for uri in candidates {
+            let etag = previous.and_then(|p| p.etag.clone());
+            let extra: Vec<(HeaderName, HeaderValue)> = etag
+                .into_iter()
+                .map(|e| (header::IF_NONE_MATCH, e))
+                .collect();
+            let request = upstream.get_request(uri.clone(), &extra);
+            let (status, headers, body) = upstream
+                .exchange(request, MAX_CARD_BYTES, self.timeout)
+                .await?;
+            match status {
+                StatusCode::NOT_MODIFIED if previous.is_some() => return Ok(Fetch::NotModified),
+                StatusCode::NOT_FOUND => last = Some(format!("GET {} answered 404", uri.path())),
+                s if s.is_success() => {
+                    return parse(upstream, uri, &headers, &body).map(Fetch::Fresh)
+                }
+                s => return Err(bad(upstream, format!("GET {} answered {s}", uri.path()))),
+            }
+        }
+        Err(bad(
+            upstream,
+            last.unwrap_or_else(|| "no agent card found".into()),
+        ))
+    }
+}
+
+fn parse(
+    upstream: &Upstream,
+    uri: http::Uri,
+    headers: &http::HeaderMap,
+    body: &Bytes,
+) -> Result<FetchedCard, GatewayError> {
+    let card: Value = serde_json::from_slice(body)
+        .map_err(|e| bad(upstream, format!("GET {} is not JSON: {e}", uri.path())))?;
+    if !card.is_object() {
+        return Err(bad(
+            upstream,
+            format!("GET {} is not a JSON object", uri.path()),
+        ));
+    }
+    Ok(FetchedCard {
+        card,
+        etag: headers.get(header::ETAG).cloned(),
+        uri,
+        fetched_at: Instant::now(),
+    })
+}
+
+fn bad(upstream: &Upstream, detail: String) -> GatewayError {
+    GatewayError::UpstreamBadResponse {
+        upstream: upstream.name.clone(),
+        detail,
+    }
+}

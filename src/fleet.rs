@@ -1,0 +1,163 @@
+//! The fleet as the gateway currently sees it: which upstream cards are
+//! fresh, the skills they publish, the matcher over them, and who owns
+//! which task. Rebuilt (and swapped in atomically) only when a card
+//! changes or goes stale, so requests read it without locking.
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use moka::sync::Cache;
+use serde_json::Value;
+
+use crate::card::aggregate::{self, UpstreamCard};
+use crate::card::inherit;
+use crate::card::published::{self, Rendered};
+use crate::card::skills::PublishedSkill;
+use crate::card::store::{CardStore, FetchedCard};
+use crate::config::{Config, ReadyWhen};
+use crate::routing::affinity::Affinity;
+use crate::routing::matcher::Matcher;
+use crate::upstream::Upstream;
+
+/// An immutable snapshot; a new one replaces it when cards change.
+pub struct FleetView {
+    pub generation: u64,
+    /// Fresh cards, in config order.
+    pub cards: Vec<(String, Arc<FetchedCard>)>,
+    pub skills: Vec<PublishedSkill>,
+    pub matcher: Matcher,
+}
+
+impl FleetView {
+    fn empty() -> Self {
+        Self {
+            generation: 0,
+            cards: Vec::new(),
+            skills: Vec::new(),
+            matcher: Matcher::new(&[]),
+        }
+    }
+
+    pub fn skill(&self, id: &str) -> Option<&PublishedSkill> {
+        self.skills.iter().find(|s| s.id == id)
+    }
+
+    pub fn skill_ids(&self) -> Vec<String> {
+        self.skills.iter().map(|s| s.id.clone()).collect()
+    }
+
+    pub fn card_of(&self, upstream: &str) -> Option<&Arc<FetchedCard>> {
+        self.cards
+            .iter()
+            .find(|(n, _)| n == upstream)
+            .map(|(_, c)| c)
+    }
+
+    /// Whether the upstream's card says it streams; `None` without a card.
+    pub fn can_stream(&self, upstream: &str) -> Option<bool> {
+        let card = &self.card_of(upstream)?.card;
+        Some(card.pointer("/capabilities/streaming") == Some(&Value::Bool(true)))
+    }
+}
+
+pub struct Fleet {
+    pub store: CardStore,
+    pub affinity: Affinity,
+    view: ArcSwap<FleetView>,
+    /// Published card bytes per (generation, endpoint): the endpoint comes
+    /// from the Host header when no public URL is configured.
+    rendered: Cache<(u64, String), Arc<Rendered>>,
+}
+
+impl Fleet {
+    pub fn new(config: &Config) -> Self {
+        Self {
+            store: CardStore::new(&config.card_refresh),
+            affinity: Affinity::new(
+                config.routing.affinity_capacity,
+                config.routing.affinity_ttl,
+            ),
+            view: ArcSwap::from_pointee(FleetView::empty()),
+            rendered: Cache::new(64),
+        }
+    }
+
+    pub fn view(&self) -> Arc<FleetView> {
+        self.view.load_full()
+    }
+
+    /// One refresh round: fetch every card, then rebuild if anything changed
+    /// or expired.
+    pub async fn refresh(&self, upstreams: &[Upstream], config: &Config) {
+        self.store.refresh_all(upstreams).await;
+        self.rebuild_if_changed(config);
+    }
+
+    pub fn rebuild_if_changed(&self, config: &Config) {
+        let fresh: Vec<(String, Arc<FetchedCard>)> = config
+            .upstreams
+            .iter()
+            .filter_map(|u| self.store.get(&u.name).map(|c| (u.name.clone(), c)))
+            .collect();
+        let current = self.view.load();
+        let same = fresh.len() == current.cards.len()
+            && fresh
+                .iter()
+                .zip(&current.cards)
+                .all(|((a, x), (b, y))| a == b && Arc::ptr_eq(x, y));
+        if same && current.generation > 0 {
+            return;
+        }
+        let skills = aggregate::aggregate(&config.card, &inputs(config, &fresh), "").skills;
+        let matcher = Matcher::new(&skills);
+        tracing::info!(
+            cards = fresh.len(),
+            skills = skills.len(),
+            "fleet view updated"
+        );
+        self.view.store(Arc::new(FleetView {
+            generation: current.generation + 1,
+            cards: fresh,
+            skills,
+            matcher,
+        }));
+    }
+
+    /// The published card for clients reaching the gateway at `endpoint`.
+    pub fn published(&self, config: &Config, endpoint: &str) -> Arc<Rendered> {
+        let view = self.view();
+        let key = (view.generation, endpoint.to_string());
+        self.rendered.get_with(key, || {
+            let mut card =
+                aggregate::aggregate(&config.card, &inputs(config, &view.cards), endpoint).card;
+            let agents: Vec<&Value> = view.cards.iter().map(|(_, c)| &c.card).collect();
+            inherit::apply(&mut card, &agents, config);
+            Arc::new(published::render(&card))
+        })
+    }
+
+    pub fn ready(&self, config: &Config) -> bool {
+        let view = self.view();
+        match config.card_refresh.ready_when {
+            ReadyWhen::Any => !view.cards.is_empty(),
+            ReadyWhen::All => view.cards.len() == config.upstreams.len(),
+        }
+    }
+}
+
+fn inputs<'a>(
+    config: &'a Config,
+    cards: &'a [(String, Arc<FetchedCard>)],
+) -> Vec<UpstreamCard<'a>> {
+    cards
+        .iter()
+        .filter_map(|(name, card)| {
+            let policy = &config.upstreams.iter().find(|u| &u.name == name)?.skills;
+            Some(UpstreamCard {
+                upstream: name,
+                card: &card.card,
+                policy,
+            })
+        })
+        .collect()
+}

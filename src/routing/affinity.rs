@@ -1,0 +1,108 @@
+//! Who owns which task and conversation: learned from answers, bounded in
+//! size and age (moka), and never the only source of truth — a miss is
+//! resolved by asking the upstreams, so replicas need no shared store.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use moka::sync::Cache;
+
+use super::learn::Seen;
+
+pub struct Affinity {
+    tasks: Cache<String, Arc<str>>,
+    contexts: Cache<String, Arc<str>>,
+}
+
+impl Affinity {
+    pub fn new(capacity: u64, ttl: Duration) -> Self {
+        // Tasks outnumber conversations; split the budget accordingly.
+        let contexts = (capacity / 4).max(1);
+        let tasks = capacity.saturating_sub(contexts).max(1);
+        Self {
+            tasks: Cache::builder()
+                .max_capacity(tasks)
+                .time_to_live(ttl)
+                .build(),
+            contexts: Cache::builder()
+                .max_capacity(contexts)
+                .time_to_live(ttl)
+                .build(),
+        }
+    }
+
+    pub fn task_owner(&self, task: &str) -> Option<Arc<str>> {
+        self.tasks.get(task)
+    }
+
+    pub fn context_owner(&self, context: &str) -> Option<Arc<str>> {
+        self.contexts.get(context)
+    }
+
+    pub fn learn_task(&self, task: &str, upstream: &Arc<str>) {
+        self.tasks.insert(task.to_string(), upstream.clone());
+    }
+
+    pub fn learn_context(&self, context: &str, upstream: &Arc<str>) {
+        self.contexts.insert(context.to_string(), upstream.clone());
+    }
+
+    pub fn learn(&self, seen: &Seen, upstream: &Arc<str>) {
+        for t in &seen.tasks {
+            self.learn_task(t, upstream);
+        }
+        for c in &seen.contexts {
+            self.learn_context(c, upstream);
+        }
+    }
+
+    /// Entries currently held (approximate, for metrics and tests).
+    pub fn len(&self) -> u64 {
+        self.tasks.run_pending_tasks();
+        self.contexts.run_pending_tasks();
+        self.tasks.entry_count() + self.contexts.entry_count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets everything (as after a restart).
+    pub fn clear(&self) {
+        self.tasks.invalidate_all();
+        self.contexts.invalidate_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learns_and_forgets() {
+        let a = Affinity::new(100, Duration::from_secs(60));
+        let up: Arc<str> = Arc::from("b");
+        a.learn(
+            &Seen {
+                tasks: vec!["t".into()],
+                contexts: vec!["c".into()],
+            },
+            &up,
+        );
+        assert_eq!(a.task_owner("t").as_deref(), Some("b"));
+        assert_eq!(a.context_owner("c").as_deref(), Some("b"));
+        assert_eq!(a.task_owner("c"), None, "tasks and contexts are separate");
+        a.clear();
+        assert_eq!(a.task_owner("t"), None);
+    }
+
+    #[test]
+    fn stays_bounded_under_a_flood_of_ids() {
+        let a = Affinity::new(1000, Duration::from_secs(60));
+        let up: Arc<str> = Arc::from("x");
+        for i in 0..20_000 {
+            a.learn_task(&format!("t{i}"), &up);
+        }
+        assert!(a.len() <= 1000, "{} entries", a.len());
+    }
+}

@@ -1,0 +1,184 @@
+//! Which task and context ids an upstream's answer reveals, for every
+//! protocol version. Pure: bytes in, ids out.
+
+use serde_json::Value;
+
+/// Ids seen in one answer.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    pub tasks: Vec<String>,
+    pub contexts: Vec<String>,
+}
+
+impl Seen {
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty() && self.contexts.is_empty()
+    }
+}
+
+/// Ids in a unary JSON-RPC response body (nothing if it is not one).
+pub fn from_response(body: &[u8]) -> Seen {
+    let mut seen = Seen::default();
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        if let Some(result) = v.get("result") {
+            from_result(result, &mut seen);
+        }
+    }
+    seen
+}
+
+/// Ids in a chunk of whole SSE events (each `data:` is a JSON-RPC response).
+pub fn from_events(chunk: &[u8]) -> Seen {
+    let mut seen = Seen::default();
+    let text = String::from_utf8_lossy(chunk);
+    let mut data = String::new();
+    for line in text.split(['\n', '\r']) {
+        if line.is_empty() {
+            absorb_event(&mut data, &mut seen);
+        } else if let Some(rest) = line.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+        }
+    }
+    absorb_event(&mut data, &mut seen);
+    seen
+}
+
+fn absorb_event(data: &mut String, seen: &mut Seen) {
+    if data.is_empty() {
+        return;
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(data) {
+        if let Some(result) = v.get("result") {
+            from_result(result, seen);
+        }
+    }
+    data.clear();
+}
+
+/// 1.0 wraps results (`{"task": …}`, `{"statusUpdate": …}`); 0.x results
+/// are the object itself, told apart by `kind` (0.3) or shape (0.1).
+fn from_result(result: &Value, seen: &mut Seen) {
+    let Some(obj) = result.as_object() else {
+        return;
+    };
+    for wrapper in ["task", "message", "statusUpdate", "artifactUpdate"] {
+        if let Some(inner) = obj.get(wrapper).filter(|v| v.is_object()) {
+            from_object(inner, wrapper == "task", seen);
+        }
+    }
+    if let Some(Value::Array(tasks)) = obj.get("tasks") {
+        for t in tasks {
+            from_object(t, true, seen);
+        }
+    }
+    let is_task = obj.get("kind").and_then(Value::as_str) == Some("task")
+        || (obj.contains_key("id") && (obj.contains_key("status") || obj.contains_key("artifact")));
+    from_object(result, is_task, seen);
+}
+
+fn from_object(obj: &Value, is_task: bool, seen: &mut Seen) {
+    let text = |key: &str| {
+        obj.get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    if is_task {
+        if let Some(id) = text("id") {
+            push(&mut seen.tasks, id);
+        }
+    }
+    if let Some(id) = text("taskId") {
+        push(&mut seen.tasks, id);
+    }
+    for key in ["contextId", "sessionId"] {
+        if let Some(id) = text(key) {
+            push(&mut seen.contexts, id);
+        }
+    }
+}
+
+fn push(list: &mut Vec<String>, id: &str) {
+    if !list.iter().any(|x| x == id) {
+        list.push(id.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(seen: Seen) -> (Vec<String>, Vec<String>) {
+        (seen.tasks, seen.contexts)
+    }
+
+    fn v(tasks: &[&str], contexts: &[&str]) -> (Vec<String>, Vec<String>) {
+        (
+            tasks.iter().map(|s| s.to_string()).collect(),
+            contexts.iter().map(|s| s.to_string()).collect(),
+        )
+    }
+
+    #[test]
+    fn unary_results_of_every_version() {
+        let cases = [
+            (
+                r#"{"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}}}"#,
+                v(&["t1"], &["c1"]),
+            ),
+            (
+                r#"{"result":{"kind":"message","messageId":"m","taskId":"t2","contextId":"c2"}}"#,
+                v(&["t2"], &["c2"]),
+            ),
+            (
+                r#"{"result":{"task":{"id":"t3","contextId":"c3","status":{}}}}"#,
+                v(&["t3"], &["c3"]),
+            ),
+            (
+                r#"{"result":{"message":{"messageId":"m","contextId":"c4"}}}"#,
+                v(&[], &["c4"]),
+            ),
+            (
+                r#"{"result":{"id":"t5","sessionId":"s5","status":{"state":"completed"}}}"#,
+                v(&["t5"], &["s5"]),
+            ),
+            (
+                r#"{"result":{"tasks":[{"id":"t6","contextId":"c6"},{"id":"t7","contextId":"c6"}]}}"#,
+                v(&["t6", "t7"], &["c6"]),
+            ),
+            (
+                r#"{"result":{"kind":"message","messageId":"m"}}"#,
+                v(&[], &[]),
+            ),
+            (r#"{"error":{"code":-32001,"message":"x"}}"#, v(&[], &[])),
+            ("not json", v(&[], &[])),
+        ];
+        for (body, want) in cases {
+            assert_eq!(ids(from_response(body.as_bytes())), want, "{body}");
+        }
+    }
+
+    #[test]
+    fn events_of_every_version() {
+        let chunk = concat!(
+            "data: {\"result\":{\"kind\":\"status-update\",\"taskId\":\"t1\",\"contextId\":\"c1\",\"final\":false}}\n\n",
+            "data: {\"result\":{\"statusUpdate\":{\"taskId\":\"t2\",\"contextId\":\"c2\"}}}\r\n\r\n",
+            ": comment\n\n",
+            "data: {\"result\":{\"id\":\"t3\",\"artifact\":{\"parts\":[]}}}\n\n",
+            "data: {\"result\":\n",
+            "data: {\"artifactUpdate\":{\"taskId\":\"t4\",\"contextId\":\"c2\"}}}\n\n",
+        );
+        assert_eq!(
+            ids(from_events(chunk.as_bytes())),
+            v(&["t1", "t2", "t3", "t4"], &["c1", "c2"])
+        );
+    }
+
+    #[test]
+    fn a_message_id_is_not_a_task_id() {
+        let body = r#"{"result":{"kind":"message","id":"not-a-task","messageId":"m"}}"#;
+        assert!(from_response(body.as_bytes()).is_empty());
+    }
+}

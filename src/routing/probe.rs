@@ -1,0 +1,69 @@
+//! Finding a task's owner when no one here remembers it (the task was
+//! created through another replica, or before a restart): ask the
+//! upstreams, in parallel and briefly, and take the first that knows it.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::stream::{self, StreamExt};
+use http::request::Parts;
+use serde_json::{json, Value};
+
+use crate::a2a::Version;
+use crate::upstream::{Origin, Upstream};
+
+/// At most this many upstreams are asked at once.
+const CONCURRENCY: usize = 16;
+const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+
+/// The index of the first candidate whose `tasks/get` (or `GetTask`) for
+/// `task` succeeds, carrying the client's own headers (the upstream may
+/// require its credentials to read the task).
+pub async fn find_owner(
+    upstreams: &[Upstream],
+    candidates: &[usize],
+    client: &Parts,
+    origin: &Origin,
+    task: &str,
+    version: Version,
+    limit: Duration,
+) -> Option<usize> {
+    let method = if version == Version::V1_0 {
+        "GetTask"
+    } else {
+        "tasks/get"
+    };
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": "a2a-gateway-probe",
+        "method": method,
+        "params": {"id": task, "historyLength": 0},
+    });
+    let body = Bytes::from(body.to_string());
+    // Collected first: an iterator adapter holding this closure would have
+    // to live across the awaits below, which the compiler cannot prove Send.
+    let asks: Vec<_> = candidates.iter().copied().filter_map(|i| {
+        let upstream = upstreams.get(i)?;
+        let request = upstream.rpc_request(client, body.clone(), origin.clone());
+        Some(async move {
+            let answer = upstream.exchange(request, MAX_ANSWER_BYTES, limit).await;
+            let owns = matches!(&answer, Ok((status, _, bytes)) if status.is_success() && has_result(bytes));
+            tracing::debug!(upstream = %upstream.name, task, owns, "task owner probe");
+            owns.then_some(i)
+        })
+    }).collect();
+    let mut answers = stream::iter(asks).buffer_unordered(CONCURRENCY);
+    while let Some(answer) = answers.next().await {
+        if answer.is_some() {
+            return answer;
+        }
+    }
+    None
+}
+
+fn has_result(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("result").map(|r| !r.is_null()))
+        .unwrap_or(false)
+}

@@ -1,0 +1,219 @@
+//! What a request says about where it should go: the task or context it
+//! continues, the skill it names, and the text a matcher can read. Pure.
+
+use http::{HeaderMap, HeaderName};
+use serde_json::Value;
+
+use crate::a2a::{Family, Method, Version};
+
+/// A task the request refers to. `must_exist` is false for a 0.1
+/// `tasks/send`, where the client picks the id of a new task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRef {
+    pub id: String,
+    pub must_exist: bool,
+}
+
+/// The task id a call is about, if any.
+pub fn task_ref(method: &Method, params: Option<&Value>) -> Option<TaskRef> {
+    let p = params?;
+    let text = |v: &Value, key: &str| {
+        v.get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let id = match (method.family, method.version) {
+        (Family::Send | Family::Stream, Version::V0_1) => {
+            return text(p, "id").map(|id| TaskRef {
+                id,
+                must_exist: false,
+            });
+        }
+        (Family::Send | Family::Stream, _) => text(p.get("message")?, "taskId"),
+        (Family::GetTask | Family::CancelTask | Family::Resubscribe, _) => text(p, "id"),
+        (Family::PushSet, Version::V0_3) => text(p, "taskId"),
+        (
+            Family::PushSet | Family::PushGet | Family::PushList | Family::PushDelete,
+            Version::V1_0,
+        ) => text(p, "taskId"),
+        (Family::PushSet | Family::PushGet | Family::PushList | Family::PushDelete, _) => {
+            text(p, "id")
+        }
+        (Family::ListTasks | Family::ExtendedCard, _) => None,
+    }?;
+    Some(TaskRef {
+        id,
+        must_exist: true,
+    })
+}
+
+/// The conversation a message continues (0.3/1.0 `contextId`, 0.1 `sessionId`).
+pub fn context_ref(method: &Method, params: Option<&Value>) -> Option<String> {
+    let p = params?;
+    let found = match (method.family, method.version) {
+        (Family::Send | Family::Stream, Version::V0_1) => p.get("sessionId"),
+        (Family::Send | Family::Stream, _) => p.get("message")?.get("contextId"),
+        (Family::ListTasks, _) => p.get("contextId"),
+        _ => None,
+    };
+    found
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// The skill a client names: the configured header first, then the
+/// configured keys of `params.metadata` and `params.message.metadata`.
+pub fn skill_hint(
+    headers: &HeaderMap,
+    header: &HeaderName,
+    keys: &[String],
+    params: Option<&Value>,
+) -> Option<String> {
+    if let Some(v) = headers.get(header).and_then(|v| v.to_str().ok()) {
+        let v = v.trim();
+        if !v.is_empty() {
+            return Some(v.to_string());
+        }
+    }
+    let p = params?;
+    let metadata = [
+        p.get("metadata"),
+        p.get("message").and_then(|m| m.get("metadata")),
+    ];
+    metadata.into_iter().flatten().find_map(|m| {
+        keys.iter()
+            .find_map(|k| m.get(k).and_then(Value::as_str))
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.trim().to_string())
+    })
+}
+
+/// The text of a message's text parts, for the matcher.
+pub fn message_text(params: Option<&Value>) -> Option<String> {
+    let parts = params?.get("message")?.get("parts")?.as_array()?;
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::methods::lookup;
+    use serde_json::json;
+
+    fn tref(method: &str, params: Value) -> Option<TaskRef> {
+        task_ref(lookup(method).unwrap(), Some(&params))
+    }
+
+    #[test]
+    fn task_refs_of_every_version() {
+        let must = |id: &str| {
+            Some(TaskRef {
+                id: id.into(),
+                must_exist: true,
+            })
+        };
+        assert_eq!(tref("tasks/get", json!({"id": "t1"})), must("t1"));
+        assert_eq!(tref("GetTask", json!({"id": "t1"})), must("t1"));
+        assert_eq!(tref("CancelTask", json!({"id": "t1"})), must("t1"));
+        assert_eq!(tref("SubscribeToTask", json!({"id": "t1"})), must("t1"));
+        assert_eq!(
+            tref("message/send", json!({"message": {"taskId": "t2"}})),
+            must("t2")
+        );
+        assert_eq!(
+            tref("SendStreamingMessage", json!({"message": {"taskId": "t2"}})),
+            must("t2")
+        );
+        assert_eq!(
+            tref("tasks/pushNotificationConfig/set", json!({"taskId": "t3"})),
+            must("t3")
+        );
+        assert_eq!(
+            tref("tasks/pushNotificationConfig/get", json!({"id": "t3"})),
+            must("t3")
+        );
+        assert_eq!(
+            tref("tasks/pushNotification/set", json!({"id": "t3"})),
+            must("t3")
+        );
+        assert_eq!(
+            tref("CreateTaskPushNotificationConfig", json!({"taskId": "t4"})),
+            must("t4")
+        );
+        assert_eq!(
+            tref(
+                "DeleteTaskPushNotificationConfig",
+                json!({"taskId": "t4", "id": "p"})
+            ),
+            must("t4")
+        );
+        assert_eq!(
+            tref("tasks/send", json!({"id": "new"})),
+            Some(TaskRef {
+                id: "new".into(),
+                must_exist: false
+            })
+        );
+        assert_eq!(tref("message/send", json!({"message": {}})), None);
+        assert_eq!(tref("ListTasks", json!({})), None);
+    }
+
+    #[test]
+    fn context_refs() {
+        let m = |name| lookup(name).unwrap();
+        assert_eq!(
+            context_ref(
+                m("message/send"),
+                Some(&json!({"message": {"contextId": "c"}}))
+            ),
+            Some("c".into())
+        );
+        assert_eq!(
+            context_ref(m("tasks/send"), Some(&json!({"sessionId": "s"}))),
+            Some("s".into())
+        );
+        assert_eq!(context_ref(m("tasks/get"), Some(&json!({"id": "t"}))), None);
+    }
+
+    #[test]
+    fn hints_from_header_then_metadata() {
+        let header = HeaderName::from_static("a2a-skill");
+        let keys = vec!["skillId".to_string()];
+        let mut h = HeaderMap::new();
+        let p = json!({"metadata": {"skillId": "from-params"}, "message": {"metadata": {"skillId": "from-message"}}});
+        assert_eq!(
+            skill_hint(&h, &header, &keys, Some(&p)),
+            Some("from-params".into())
+        );
+        let p2 = json!({"message": {"metadata": {"skillId": " from-message "}}});
+        assert_eq!(
+            skill_hint(&h, &header, &keys, Some(&p2)),
+            Some("from-message".into())
+        );
+        h.insert("a2a-skill", "from-header".parse().unwrap());
+        assert_eq!(
+            skill_hint(&h, &header, &keys, Some(&p)),
+            Some("from-header".into())
+        );
+        assert_eq!(
+            skill_hint(&HeaderMap::new(), &header, &keys, Some(&json!({}))),
+            None
+        );
+    }
+
+    #[test]
+    fn text_of_all_text_parts() {
+        let p = json!({"message": {"parts": [{"kind": "text", "text": "a"}, {"data": {}}, {"text": "b"}]}});
+        assert_eq!(message_text(Some(&p)), Some("a\nb".into()));
+        assert_eq!(
+            message_text(Some(&json!({"message": {"parts": [{"data": 1}]}}))),
+            None
+        );
+    }
+}
