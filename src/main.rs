@@ -156,19 +156,17 @@ async fn demo(listen: SocketAddr, admin_listen: SocketAddr) -> ExitCode {
     if let Ok(c) = &logging {
         init_logging(c);
     }
-    let (running, _agent) = match a2a_gateway::demo::start(listen, admin_listen).await {
-        Ok(pair) => pair,
+    let demo = match a2a_gateway::demo::start(listen, admin_listen).await {
+        Ok(demo) => demo,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    println!(
-        "{}",
-        a2a_gateway::demo::instructions(running.addr(), running.admin_addr())
-    );
+    let (addr, admin) = (demo.gateway.addr(), demo.gateway.admin_addr());
+    println!("{}", a2a_gateway::demo::instructions(addr, admin));
     wait_for_signal().await;
-    running.shutdown().await;
+    demo.gateway.shutdown().await;
     ExitCode::SUCCESS
 }
 

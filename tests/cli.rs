@@ -216,7 +216,7 @@ async fn run_from_the_shipped_file_with_flags_overriding_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn demo_runs_a_sample_agent_behind_the_gateway() {
+async fn demo_runs_two_agents_behind_the_gateway() {
     let mut proc = Proc::spawn(&[
         "demo",
         "--listen",
@@ -226,21 +226,69 @@ async fn demo_runs_a_sample_agent_behind_the_gateway() {
     ]);
     let line = proc.wait_line(false, "gateway  http://");
     let url = line.split_whitespace().nth(1).unwrap().to_string();
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hello"}]}}}"#;
-    let reply = client::post_json(&url, body, &[]).await;
-    let json = reply.json();
-    assert_eq!(
-        json["result"]["artifacts"][0]["parts"][0]["text"], "echo: hello",
-        "{json}"
-    );
+    let send = |id: u32, text: &str, task: Option<&str>| {
+        let task = task
+            .map(|t| format!(r#","taskId":"{t}""#))
+            .unwrap_or_default();
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"message/send","params":{{"message":{{"kind":"message","messageId":"m{id}","role":"user"{task},"parts":[{{"kind":"text","text":"{text}"}}]}}}}}}"#
+        )
+    };
+    // The published card lists both agents' skills, URLs at the gateway.
     let card = client::get(&format!("{url}.well-known/agent-card.json"), &[])
         .await
         .json();
     assert_eq!(card["url"], url.as_str());
-    let stream_body = r#"{"jsonrpc":"2.0","id":2,"method":"SendStreamingMessage","params":{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"s"}]}}}"#;
-    let mut stream = client::post_stream(&url, stream_body, &[("a2a-version", "1.0")]).await;
+    let skills: Vec<&str> = card["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(skills, ["book-flight", "forecast"]);
+    // Routing by hint: the travel agent asks for a date.
+    let first = client::post_json(
+        &url,
+        send(1, "a flight to Lisbon", None),
+        &[("a2a-skill", "book-flight")],
+    )
+    .await
+    .json();
+    assert_eq!(
+        first["result"]["status"]["state"], "input-required",
+        "{first}"
+    );
+    let task = first["result"]["id"].as_str().unwrap().to_string();
+    // The second turn needs no hint: the gateway knows who owns the task.
+    let second = client::post_json(&url, send(2, "next Friday", Some(&task)), &[])
+        .await
+        .json();
+    assert_eq!(second["result"]["status"]["state"], "completed", "{second}");
+    // Routing by text match reaches the weather agent.
+    let weather = client::post_json(
+        &url,
+        send(3, "will it rain in Paris tomorrow? weather forecast", None),
+        &[],
+    )
+    .await
+    .json();
+    assert!(
+        weather["result"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("weather-"),
+        "{weather}"
+    );
+    // Streaming, event by event, in 1.0 shapes.
+    let stream_body = r#"{"jsonrpc":"2.0","id":4,"method":"SendStreamingMessage","params":{"message":{"messageId":"m4","role":"ROLE_USER","parts":[{"text":"Berlin"}]}}}"#;
+    let mut stream = client::post_stream(
+        &url,
+        stream_body,
+        &[("a2a-version", "1.0"), ("a2a-skill", "forecast")],
+    )
+    .await;
     let events = stream.collect_events(Duration::from_secs(10)).await;
-    assert_eq!(events.len(), 3, "{events:?}");
-    assert!(events[2].contains("TASK_STATE_COMPLETED"));
+    assert!(events.len() >= 4, "{events:?}");
+    assert!(events.last().unwrap().contains("TASK_STATE_COMPLETED"));
     assert!(proc.terminate().success());
 }

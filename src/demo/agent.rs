@@ -1,6 +1,11 @@
-//! A small but honest A2A agent for the demo: it echoes text, answers in the
-//! shapes of 0.1, 0.3 and 1.0 by method name, streams three events, and
-//! remembers its tasks so `tasks/get` / `GetTask` work.
+//! Two small but honest A2A agents for the demo. Both answer in the shapes
+//! of 0.1, 0.3 and 1.0 by method name and remember their tasks, so
+//! `tasks/get` / `GetTask` and follow-ups work:
+//!
+//! - `weather` streams a forecast in several events;
+//! - `travel` books a flight in two turns: the first message gets a task in
+//!   `input-required` asking for a date, the follow-up completes it. Its
+//!   card says it cannot stream, so the gateway refuses streaming to it.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -19,15 +24,28 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use super::shapes::{self, State};
 use crate::body::{self, Body};
 
-const EVENT_INTERVAL: Duration = Duration::from_millis(250);
+const EVENT_INTERVAL: Duration = Duration::from_millis(300);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Weather,
+    Travel,
+}
 
 #[derive(Default)]
 struct Tasks {
     next: u64,
-    /// task id → (context id, echoed text)
-    known: HashMap<String, (String, String)>,
+    /// task id → (context id, state, last text)
+    known: HashMap<String, (String, State, String)>,
+}
+
+struct Agent {
+    kind: Kind,
+    addr: SocketAddr,
+    tasks: Mutex<Tasks>,
 }
 
 pub struct SampleAgent {
@@ -37,21 +55,25 @@ pub struct SampleAgent {
 
 impl SampleAgent {
     /// Listens on a free loopback port until dropped.
-    pub async fn start() -> std::io::Result<Self> {
+    pub async fn start(kind: Kind) -> std::io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (stop, mut stopped) = watch::channel(false);
-        let tasks = Arc::new(Mutex::new(Tasks::default()));
+        let agent = Arc::new(Agent {
+            kind,
+            addr,
+            tasks: Mutex::new(Tasks::default()),
+        });
         tokio::spawn(async move {
             loop {
                 let (stream, _) = tokio::select! {
                     Ok(accepted) = listener.accept() => accepted,
                     _ = stopped.changed() => return,
                 };
-                let tasks = tasks.clone();
+                let agent = agent.clone();
                 let svc = service_fn(move |r| {
-                    let tasks = tasks.clone();
-                    async move { Ok::<_, Infallible>(handle(addr, tasks, r).await) }
+                    let agent = agent.clone();
+                    async move { Ok::<_, Infallible>(agent.handle(r).await) }
                 });
                 tokio::spawn(async move {
                     let _ = auto::Builder::new(TokioExecutor::new())
@@ -68,176 +90,168 @@ impl SampleAgent {
     }
 }
 
-async fn handle(
-    addr: SocketAddr,
-    tasks: Arc<Mutex<Tasks>>,
-    request: Request<Incoming>,
-) -> Response<Body> {
-    if request.method() == Method::GET {
-        return match request.uri().path() {
-            "/.well-known/agent-card.json" | "/.well-known/agent.json" => {
-                json_response(&card(addr))
-            }
-            _ => status_only(StatusCode::NOT_FOUND),
+impl Agent {
+    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        if request.method() == Method::GET {
+            return match request.uri().path() {
+                "/.well-known/agent-card.json" | "/.well-known/agent.json" => {
+                    json_response(&self.card())
+                }
+                _ => status_only(StatusCode::NOT_FOUND),
+            };
+        }
+        let Ok(body) = Limited::new(request.into_body(), 1 << 20).collect().await else {
+            return status_only(StatusCode::BAD_REQUEST);
         };
+        let Ok(call) = serde_json::from_slice::<Value>(&body.to_bytes()) else {
+            return json_response(&shapes::error(Value::Null, -32700, "invalid JSON"));
+        };
+        let id = call.get("id").cloned().unwrap_or(Value::Null);
+        let method = call["method"].as_str().unwrap_or_default();
+        self.answer(method, id, &call["params"])
     }
-    let Ok(body) = Limited::new(request.into_body(), 1 << 20).collect().await else {
-        return status_only(StatusCode::BAD_REQUEST);
-    };
-    let Ok(call) = serde_json::from_slice::<Value>(&body.to_bytes()) else {
-        return json_response(&error(Value::Null, -32700, "invalid JSON"));
-    };
-    let id = call.get("id").cloned().unwrap_or(Value::Null);
-    let method = call["method"].as_str().unwrap_or_default();
-    let params = &call["params"];
-    match method {
-        "tasks/send" | "message/send" | "SendMessage" => {
-            let (task, ctx, text) = remember(&tasks, params);
-            json_response(&result(id, task_shape(method, &task, &ctx, &text)))
-        }
-        "tasks/sendSubscribe" | "message/stream" | "SendStreamingMessage" => {
-            let (task, ctx, text) = remember(&tasks, params);
-            stream_response(events(method, &id, &task, &ctx, &text))
-        }
-        "tasks/get" | "GetTask" | "tasks/resubscribe" | "SubscribeToTask" => {
-            let task_id = params["id"].as_str().unwrap_or_default();
-            let found = tasks
-                .lock()
-                .ok()
-                .and_then(|t| t.known.get(task_id).cloned());
-            match found {
-                None => json_response(&error(id, -32001, "task not found")),
-                Some((ctx, text))
-                    if method.ends_with("ubscribe") || method == "SubscribeToTask" =>
-                {
-                    let last = events(method, &id, task_id, &ctx, &text)
-                        .pop()
-                        .into_iter()
-                        .collect();
-                    stream_response(last)
-                }
-                Some((ctx, text)) => {
-                    json_response(&result(id, task_shape(method, task_id, &ctx, &text)))
+
+    fn answer(&self, method: &str, id: Value, params: &Value) -> Response<Body> {
+        let v = shapes::version_of(method);
+        match method {
+            "tasks/send" | "message/send" | "SendMessage" => match self.turn(params) {
+                Ok((task, ctx, state, text)) => json_response(&shapes::result(
+                    id,
+                    shapes::task(v, &task, &ctx, state, &text),
+                )),
+                Err(e) => json_response(&shapes::error(id, -32001, &e)),
+            },
+            "tasks/sendSubscribe" | "message/stream" | "SendStreamingMessage" => {
+                match self.turn(params) {
+                    Ok((task, ctx, _, text)) => {
+                        stream_response(shapes::forecast_events(v, &id, &task, &ctx, &text))
+                    }
+                    Err(e) => json_response(&shapes::error(id, -32001, &e)),
                 }
             }
-        }
-        "ListTasks" => json_response(&result(id, json!({ "tasks": [] }))),
-        "tasks/cancel" | "CancelTask" => {
-            json_response(&error(id, -32002, "task is already completed"))
-        }
-        m if m.contains("ushNotification") => {
-            json_response(&error(id, -32003, "push notifications are not supported"))
-        }
-        "agent/getAuthenticatedExtendedCard" | "GetExtendedAgentCard" => {
-            json_response(&error(id, -32007, "no extended card"))
-        }
-        _ => json_response(&error(id, -32601, "method not found")),
-    }
-}
-
-fn remember(tasks: &Mutex<Tasks>, params: &Value) -> (String, String, String) {
-    let message = &params["message"];
-    let text = message["parts"]
-        .as_array()
-        .and_then(|parts| parts.iter().find_map(|p| p["text"].as_str()))
-        .unwrap_or("")
-        .to_string();
-    let Ok(mut t) = tasks.lock() else {
-        return ("task-0".into(), "ctx-0".into(), text);
-    };
-    t.next += 1;
-    let n = t.next;
-    let task = params["id"]
-        .as_str()
-        .map_or_else(|| format!("task-{n}"), str::to_string);
-    let ctx = message["contextId"]
-        .as_str()
-        .or(params["sessionId"].as_str())
-        .map_or_else(|| format!("ctx-{n}"), str::to_string);
-    t.known.insert(task.clone(), (ctx.clone(), text.clone()));
-    (task, ctx, text)
-}
-
-fn version_of(method: &str) -> u8 {
-    match method {
-        "tasks/send" | "tasks/sendSubscribe" => 1,
-        m if m.starts_with(|c: char| c.is_ascii_uppercase()) => 10,
-        _ => 3,
-    }
-}
-
-fn task_shape(method: &str, task: &str, ctx: &str, text: &str) -> Value {
-    let reply = format!("echo: {text}");
-    match version_of(method) {
-        1 => json!({"id": task, "sessionId": ctx, "status": {"state": "completed"},
-                    "artifacts": [{"parts": [{"type": "text", "text": reply}]}]}),
-        3 => json!({"kind": "task", "id": task, "contextId": ctx, "status": {"state": "completed"},
-                    "artifacts": [{"artifactId": "a1", "parts": [{"kind": "text", "text": reply}]}]}),
-        _ => {
-            json!({"task": {"id": task, "contextId": ctx, "status": {"state": "TASK_STATE_COMPLETED"},
-                    "artifacts": [{"artifactId": "a1", "parts": [{"text": reply}]}]}})
+            "tasks/get" | "GetTask" | "tasks/resubscribe" | "SubscribeToTask" => {
+                let task_id = params["id"].as_str().unwrap_or_default();
+                let found = self
+                    .tasks
+                    .lock()
+                    .ok()
+                    .and_then(|t| t.known.get(task_id).cloned());
+                match found {
+                    None => json_response(&shapes::error(id, -32001, "task not found")),
+                    Some((ctx, state, text)) if method.contains("ubscribe") => {
+                        let last = shapes::result(
+                            id,
+                            shapes::status_event(v, task_id, &ctx, state, &text),
+                        );
+                        stream_response(vec![last])
+                    }
+                    Some((ctx, state, text)) => json_response(&shapes::result(
+                        id,
+                        shapes::task(v, task_id, &ctx, state, &text),
+                    )),
+                }
+            }
+            "ListTasks" => json_response(&shapes::result(id, json!({ "tasks": [] }))),
+            "tasks/cancel" | "CancelTask" => {
+                json_response(&shapes::error(id, -32002, "task cannot be canceled"))
+            }
+            m if m.contains("ushNotification") => json_response(&shapes::error(
+                id,
+                -32003,
+                "push notifications are not supported",
+            )),
+            "agent/getAuthenticatedExtendedCard" | "GetExtendedAgentCard" => {
+                json_response(&shapes::error(id, -32007, "no extended card"))
+            }
+            _ => json_response(&shapes::error(id, -32601, "method not found")),
         }
     }
-}
 
-/// Working → artifact → completed, each a whole JSON-RPC response.
-fn events(method: &str, id: &Value, task: &str, ctx: &str, text: &str) -> Vec<Value> {
-    let reply = format!("echo: {text}");
-    let items = match version_of(method) {
-        1 => vec![
-            json!({"id": task, "status": {"state": "working"}, "final": false}),
-            json!({"id": task, "artifact": {"parts": [{"type": "text", "text": reply}]}}),
-            json!({"id": task, "status": {"state": "completed"}, "final": true}),
-        ],
-        3 => vec![
-            json!({"kind": "status-update", "taskId": task, "contextId": ctx, "status": {"state": "working"}, "final": false}),
-            json!({"kind": "artifact-update", "taskId": task, "contextId": ctx,
-                   "artifact": {"artifactId": "a1", "parts": [{"kind": "text", "text": reply}]}, "lastChunk": true}),
-            json!({"kind": "status-update", "taskId": task, "contextId": ctx, "status": {"state": "completed"}, "final": true}),
-        ],
-        _ => vec![
-            json!({"statusUpdate": {"taskId": task, "contextId": ctx, "status": {"state": "TASK_STATE_WORKING"}}}),
-            json!({"artifactUpdate": {"taskId": task, "contextId": ctx,
-                   "artifact": {"artifactId": "a1", "parts": [{"text": reply}]}, "lastChunk": true}}),
-            json!({"statusUpdate": {"taskId": task, "contextId": ctx, "status": {"state": "TASK_STATE_COMPLETED"}}}),
-        ],
-    };
-    items
-        .into_iter()
-        .map(|item| result(id.clone(), item))
-        .collect()
-}
+    /// Advances the conversation: a new task, or the next turn of a known one.
+    fn turn(&self, params: &Value) -> Result<(String, String, State, String), String> {
+        let message = &params["message"];
+        let text = shapes::first_text(message);
+        let mut tasks = self
+            .tasks
+            .lock()
+            .map_err(|_| "agent state unavailable".to_string())?;
+        // 0.1 clients name the task in params.id; later versions in message.taskId.
+        let named = message["taskId"]
+            .as_str()
+            .or(params["id"].as_str())
+            .map(str::to_owned);
+        if let Some((ctx, state, _)) = named.as_ref().and_then(|t| tasks.known.get(t)).cloned() {
+            let task = named.unwrap_or_default();
+            if state != State::InputRequired {
+                return Err(format!("task {task} is already {}", state.word()));
+            }
+            let reply = format!("Booked: your flight on {text}. Have a good trip!");
+            tasks
+                .known
+                .insert(task.clone(), (ctx.clone(), State::Completed, reply.clone()));
+            return Ok((task, ctx, State::Completed, reply));
+        }
+        tasks.next += 1;
+        let n = tasks.next;
+        let task = named.unwrap_or_else(|| format!("{}-task-{n}", self.prefix()));
+        let ctx = message["contextId"]
+            .as_str()
+            .or(params["sessionId"].as_str())
+            .map_or_else(|| format!("{}-ctx-{n}", self.prefix()), str::to_owned);
+        let (state, reply) = match self.kind {
+            Kind::Weather => (
+                State::Completed,
+                format!("Forecast for '{text}': sunny spells, 21°C, light wind."),
+            ),
+            Kind::Travel => (
+                State::InputRequired,
+                format!("Flight request noted ('{text}'). Which date would you like to fly?"),
+            ),
+        };
+        tasks
+            .known
+            .insert(task.clone(), (ctx.clone(), state, reply.clone()));
+        Ok((task, ctx, state, reply))
+    }
 
-fn card(addr: SocketAddr) -> Value {
-    let url = format!("http://{addr}/");
-    json!({
-        "name": "Echo Agent",
-        "description": "Repeats what you say; streams it in three events if you ask.",
-        "version": "1.0.0",
-        "protocolVersion": "0.3.0",
-        "url": url,
-        "preferredTransport": "JSONRPC",
-        "additionalInterfaces": [{"url": url, "transport": "JSONRPC"}],
-        "supportedInterfaces": [
-            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
-        ],
-        "capabilities": {"streaming": true, "pushNotifications": false},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{
-            "id": "echo", "name": "Echo", "description": "Echoes the text of your message back.",
-            "tags": ["echo", "test"], "examples": ["say hello back to me"]
-        }]
-    })
-}
+    fn prefix(&self) -> &'static str {
+        match self.kind {
+            Kind::Weather => "weather",
+            Kind::Travel => "travel",
+        }
+    }
 
-fn result(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-fn error(id: Value, code: i32, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    fn card(&self) -> Value {
+        let url = format!("http://{}/", self.addr);
+        let (name, description, streaming, skill) = match self.kind {
+            Kind::Weather => (
+                "Weather Agent",
+                "Forecasts for any city, streamed as they are computed.",
+                true,
+                json!({"id": "forecast", "name": "Weather forecast",
+                       "description": "Forecasts temperature, rain and wind for a city.",
+                       "tags": ["weather", "forecast", "temperature", "rain", "wind"],
+                       "examples": ["What is the weather in Paris tomorrow?", "Will it rain in Lisbon?"]}),
+            ),
+            Kind::Travel => (
+                "Travel Agent",
+                "Books flights; asks for what it is missing.",
+                false,
+                json!({"id": "book-flight", "name": "Flight booking",
+                       "description": "Books airline flights between cities; asks for the date when it is missing.",
+                       "tags": ["travel", "flight", "booking", "airline", "ticket"],
+                       "examples": ["Book a flight to Lisbon", "I need a plane ticket to Berlin"]}),
+            ),
+        };
+        json!({
+            "name": name, "description": description, "version": "1.0.0",
+            "protocolVersion": "0.3.0", "url": url, "preferredTransport": "JSONRPC",
+            "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {"streaming": streaming, "pushNotifications": false},
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": [skill]
+        })
+    }
 }
 
 fn json_response(value: &Value) -> Response<Body> {
