@@ -275,3 +275,68 @@ fn a_single_upstream_is_the_default() {
     );
     assert_eq!(routed(d), (0, Rule::Default));
 }
+
+mod properties {
+    //! Every skill in the published card is routable, by its id, to exactly
+    //! the upstream that declares it — whatever the fleet looks like.
+
+    use super::*;
+    use crate::card::aggregate::{aggregate, UpstreamCard};
+    use crate::config::SkillPolicy;
+    use proptest::prelude::*;
+
+    const IDS: [&str; 6] = ["search", "book", "plan", "echo", "ask", "sum"];
+
+    /// Up to four upstreams, each declaring a random subset of a small id
+    /// alphabet (so collisions are common) and maybe renaming one skill.
+    fn fleet() -> impl Strategy<Value = Vec<(Vec<usize>, Option<(usize, usize)>)>> {
+        let one = (
+            proptest::collection::btree_set(0..IDS.len(), 0..4)
+                .prop_map(|s| s.into_iter().collect::<Vec<_>>()),
+            proptest::option::of((0..IDS.len(), 0..IDS.len())),
+        );
+        proptest::collection::vec(one, 1..5)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn every_published_skill_routes_to_its_declaring_upstream(spec in fleet()) {
+            let names: Vec<String> = (0..spec.len()).map(|i| format!("u{i}")).collect();
+            let cards: Vec<Value> = spec
+                .iter()
+                .map(|(ids, _)| json!({"capabilities": {"streaming": true},
+                    "skills": ids.iter().map(|&i| json!({"id": IDS[i], "name": IDS[i]})).collect::<Vec<_>>()}))
+                .collect();
+            let policies: Vec<SkillPolicy> = spec
+                .iter()
+                .map(|(_, rename)| SkillPolicy {
+                    rename: rename.iter().map(|&(a, b)| (IDS[a].to_string(), format!("{}-x", IDS[b]))).collect(),
+                    ..Default::default()
+                })
+                .collect();
+            let text: String = names.iter().map(|n| format!("[[upstreams]]\nname = \"{n}\"\nurl = \"http://127.0.0.1:1\"\n")).collect();
+            let c = config::load_str(&text).unwrap();
+            let inputs: Vec<UpstreamCard<'_>> = (0..names.len())
+                .map(|i| UpstreamCard { upstream: &names[i], card: &cards[i], policy: &policies[i] })
+                .collect();
+            let skills = aggregate(&c.card, &inputs, "http://gw/").skills;
+            let view = FleetView { generation: 1, cards: vec![], matcher: Matcher::new(&skills), skills: skills.clone() };
+            let router = Router::new(&c.upstreams, &c.routing);
+            let a = affinity();
+            for skill in &skills {
+                let mut h = HeaderMap::new();
+                h.insert("a2a-skill", skill.id.parse().unwrap());
+                let params = message("anything");
+                let input = RouteInput { method: lookup("message/send").unwrap(), params: Some(&params), headers: &h, path_upstream: None };
+                let route = match router.resolve(&input, &view, &a) {
+                    Ok(Decision::Route(r)) => r,
+                    other => panic!("{} did not route: {other:?}", skill.id),
+                };
+                prop_assert_eq!(&names[route.upstream], &skill.upstream);
+                let declaring = names.iter().position(|n| n == &skill.upstream).unwrap();
+                prop_assert!(spec[declaring].0.iter().any(|&i| IDS[i] == skill.original_id));
+            }
+        }
+    }
+}
