@@ -90,14 +90,31 @@ pub fn skill_hint(
     })
 }
 
-/// The text of a message's text parts, for the matcher.
+/// The matcher reads at most this much of a message: intent shows early,
+/// and scoring cost must not grow with a client's payload.
+pub const MAX_MATCHED_CHARS: usize = 2048;
+
+/// The text of a message's text parts, for the matcher (bounded).
 pub fn message_text(params: Option<&Value>) -> Option<String> {
     let parts = params?.get("message")?.get("parts")?.as_array()?;
-    let texts: Vec<&str> = parts
+    let mut text = String::new();
+    let mut room = MAX_MATCHED_CHARS;
+    for part in parts
         .iter()
         .filter_map(|p| p.get("text").and_then(Value::as_str))
-        .collect();
-    (!texts.is_empty()).then(|| texts.join("\n"))
+    {
+        if room == 0 {
+            break;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+            room -= 1;
+        }
+        let taken: String = part.chars().take(room).collect();
+        room -= taken.chars().count();
+        text.push_str(&taken);
+    }
+    (!text.is_empty()).then_some(text)
 }
 
 #[cfg(test)]
@@ -214,6 +231,16 @@ mod tests {
         assert_eq!(
             message_text(Some(&json!({"message": {"parts": [{"data": 1}]}}))),
             None
+        );
+    }
+
+    #[test]
+    fn matched_text_is_bounded() {
+        let long = "é".repeat(10 * MAX_MATCHED_CHARS);
+        let p = json!({"message": {"parts": [{"text": long}, {"text": "more"}]}});
+        assert_eq!(
+            message_text(Some(&p)).unwrap().chars().count(),
+            MAX_MATCHED_CHARS
         );
     }
 }
