@@ -45,7 +45,9 @@ pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Respo
                 published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
             }
         },
-        Method::GET if is_extended => extended::serve(&state, &parts, &proxy::origin(&parts), scope).await,
+        Method::GET | Method::HEAD if is_extended => {
+            extended::serve(&state, &parts, &proxy::origin(&parts), scope).await
+        }
         Method::POST if is_rpc => proxy::handle(state, Request::from_parts(parts, body), scope).await,
         ref method if is_rpc || is_card || is_extended => GatewayError::MethodNotAllowed {
             method: method.to_string(),
@@ -78,6 +80,9 @@ fn agent_card(state: &AppState, parts: &Parts, index: usize) -> Response<Body> {
     };
     let mut card = fetched.card.clone();
     rewrite::rewrite(&mut card, &endpoint::agent_endpoint(state, parts, name));
+    if !state.config.card.extended_card {
+        rewrite::withdraw_extended_card(&mut card);
+    }
     published::respond(
         &published::render(&card),
         &parts.headers,

@@ -41,8 +41,8 @@ impl<B: Body<Data = Bytes>> Body for Observed<B> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
+        let mut this = self.project();
+        let polled = this.inner.as_mut().poll_frame(cx);
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let (Some(data), Some(copy)) = (frame.data_ref(), this.copy.as_mut()) {
@@ -50,6 +50,13 @@ impl<B: Body<Data = Bytes>> Body for Observed<B> {
                         copy.extend_from_slice(data);
                     } else {
                         *this.copy = None;
+                    }
+                }
+                // hyper stops polling a body whose length it knows once
+                // `is_end_stream` is true, so the final `None` may never come.
+                if this.inner.is_end_stream() {
+                    if let (Some(f), Some(copy)) = (this.on_end.take(), this.copy.take()) {
+                        f(&copy);
                     }
                 }
             }
@@ -87,6 +94,20 @@ mod tests {
         });
         assert_eq!(&body.collect().await.unwrap().to_bytes()[..], b"hello");
         assert_eq!(seen.lock().unwrap().as_deref(), Some(&b"hello"[..]));
+    }
+
+    #[tokio::test]
+    async fn reports_when_the_last_frame_ends_the_body() {
+        // Polled as hyper does: stop as soon as the body says it has ended.
+        let seen = Arc::new(Mutex::new(None));
+        let s = seen.clone();
+        let mut body = Observed::new(Full::new(Bytes::from_static(b"abc")), 10, move |b| {
+            *s.lock().unwrap() = Some(b.to_vec());
+        });
+        let frame = body.frame().await.unwrap().unwrap();
+        assert_eq!(frame.into_data().unwrap(), "abc");
+        assert!(body.is_end_stream());
+        assert_eq!(seen.lock().unwrap().as_deref(), Some(&b"abc"[..]));
     }
 
     #[tokio::test]

@@ -34,16 +34,29 @@ pub async fn answer(
 }
 
 /// Serves `GET /agent/authenticatedExtendedCard` and `GET /extendedAgentCard`.
+/// A REST client reads the status, so "not configured" is a 404 here (the
+/// body still carries the JSON-RPC error); the card is per caller, so no
+/// shared cache may keep it.
 pub async fn serve(
     state: &AppState,
     parts: &Parts,
     origin: &Origin,
     scope: Option<usize>,
 ) -> Response<Body> {
-    match build(state, parts, origin, scope).await {
+    let mut response = match build(state, parts, origin, scope).await {
         Ok(card) => json_response(Bytes::from(serde_json::to_vec(&card).unwrap_or_default())),
+        Err(e @ GatewayError::ExtendedCardNotConfigured) => {
+            let mut r = e.into_response(None);
+            *r.status_mut() = http::StatusCode::NOT_FOUND;
+            r
+        }
         Err(e) => e.into_response(None),
-    }
+    };
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
+    response
 }
 
 async fn build(

@@ -30,13 +30,25 @@ const IDENTITY: [&str; 6] = [
     "iconUrl",
 ];
 
+/// Fields every card must have: the agent's value replaces the gateway's
+/// only when it is a non-empty string, so a sloppy agent card cannot make
+/// the published card invalid.
+const REQUIRED: [&str; 3] = ["name", "description", "version"];
+
 /// Copies the single agent's identity fields onto `card`.
 pub fn identity(card: &mut Value, agent: &Value) {
     let (Some(card), Some(agent)) = (card.as_object_mut(), agent.as_object()) else {
         return;
     };
     for key in IDENTITY {
-        match agent.get(key) {
+        let value = agent.get(key);
+        if REQUIRED.contains(&key) {
+            if let Some(v) = value.filter(|v| v.as_str().is_some_and(|s| !s.is_empty())) {
+                card.insert(key.into(), v.clone());
+            }
+            continue;
+        }
+        match value {
             Some(v) => card.insert(key.into(), v.clone()),
             None => card.remove(key),
         };

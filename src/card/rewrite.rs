@@ -29,6 +29,17 @@ pub fn rewrite(card: &mut Value, endpoint: &str) {
     card.remove("signatures");
 }
 
+/// Withdraws the card's offer of an extended card (0.3 and 1.0 flags, where
+/// present) when the gateway will not serve one at the card's URL.
+pub fn withdraw_extended_card(card: &mut Value) {
+    if let Some(flag) = card.get_mut("supportsAuthenticatedExtendedCard") {
+        *flag = Value::Bool(false);
+    }
+    if let Some(flag) = card.pointer_mut("/capabilities/extendedAgentCard") {
+        *flag = Value::Bool(false);
+    }
+}
+
 /// Keeps the JSON-RPC interfaces of a list, each pointed at `endpoint`, and
 /// drops exact duplicates that retargeting creates.
 fn retarget(card: &mut Map<String, Value>, key: &str, binding_key: &str, endpoint: &str) {

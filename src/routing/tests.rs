@@ -287,9 +287,12 @@ mod properties {
 
     const IDS: [&str; 6] = ["search", "book", "plan", "echo", "ask", "sum"];
 
+    /// One upstream: the skill ids it declares, and maybe one rename.
+    type UpstreamSpec = (Vec<usize>, Option<(usize, usize)>);
+
     /// Up to four upstreams, each declaring a random subset of a small id
     /// alphabet (so collisions are common) and maybe renaming one skill.
-    fn fleet() -> impl Strategy<Value = Vec<(Vec<usize>, Option<(usize, usize)>)>> {
+    fn fleet() -> impl Strategy<Value = Vec<UpstreamSpec>> {
         let one = (
             proptest::collection::btree_set(0..IDS.len(), 0..4)
                 .prop_map(|s| s.into_iter().collect::<Vec<_>>()),
