@@ -1,7 +1,18 @@
-//! The Agent Card the gateway serves: the upstream's card at both well-known
-//! paths, every endpoint URL pointed at the gateway, non-JSON-RPC interfaces
-//! and signatures dropped, everything else unchanged; clear 502s when the
-//! upstream has no usable card or cannot be reached.
+//! The Agent Cards the gateway serves.
+//!
+//! - `GET /.well-known/agent-card.json` (and `agent.json`): the published
+//!   aggregate of the fleet, every URL pointing at the gateway; with one
+//!   upstream and no `[card]` identity it keeps that agent's identity (the
+//!   sidecar case); the agents' security declarations are carried.
+//! - `GET /agents/{name}/.well-known/agent-card.json` (and `agent.json`): that
+//!   agent's own card with its JSON-RPC URLs pointed at
+//!   `/agents/{name}`, other bindings and signatures dropped, everything else
+//!   as the agent wrote it; the error of the last fetch when there is no card.
+//! - ETag, `Cache-Control` and `304` on both; URLs from the Host header or
+//!   `[server] public_url`; the authenticated extended card.
+//!
+//! Cards are fetched when the gateway starts (and on an interval, set to an
+//! hour here so only `refresh_cards()` refreshes them during a test).
 mod support;
 
 use std::net::SocketAddr;
@@ -13,22 +24,53 @@ use http::{Method, StatusCode};
 use serde_json::{json, Value};
 use support::client::{self, Proto, Reply};
 use support::gateway::TestGateway;
-use support::mock_agent::{MockAgent, Mode};
+use support::mock_agent::{default_card, MockAgent, Mode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 const UPSTREAM: &str = "agent";
 const CARD_PATHS: [&str; 2] = ["/.well-known/agent-card.json", "/.well-known/agent.json"];
+const EXTENDED_PATHS: [&str; 2] = ["/agent/authenticatedExtendedCard", "/extendedAgentCard"];
 const PUBLIC_URL: &str = "https://agents.example.com/a2a";
 
-const BAD_RESPONSE: i64 = -32052;
+const INVALID_REQUEST: i64 = -32600;
+const EXTENDED_NOT_CONFIGURED: i64 = -32007;
 const UNAVAILABLE: i64 = -32050;
+const TIMEOUT: i64 = -32051;
+const BAD_RESPONSE: i64 = -32052;
+
+/// Start-up card fetches wait at most a second; the background refresh is
+/// too far away to run during a test, so fetch counts are exact.
+const QUIET_REFRESH: &str = "[card_refresh]\ntimeout = \"1s\"\ninterval = \"1h\"\n";
+
+/// The `[card]` defaults (config/file.rs) the published card falls back to.
+const DEFAULT_NAME: &str = "A2A Gateway";
+const DEFAULT_DESCRIPTION: &str = "One address for a fleet of A2A agents.";
 
 // ------------------------------------------------------------- helpers
 
+/// A gateway in front of `upstreams`; `server` is extra `[server]` lines,
+/// `extra` more TOML (e.g. a `[card]` section).
+async fn start_with(upstreams: &[(&str, &str)], server: &str, extra: &str) -> TestGateway {
+    let mut text = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\n\
+         shutdown_grace = \"2s\"\n{server}\n{QUIET_REFRESH}{extra}\n"
+    );
+    for (name, url) in upstreams {
+        text.push_str(&format!(
+            "[[upstreams]]\nname = \"{name}\"\nurl = \"{url}\"\n"
+        ));
+    }
+    TestGateway::from_toml(&text).await
+}
+
+async fn start(upstreams: &[(&str, &str)], extra: &str) -> TestGateway {
+    start_with(upstreams, "", extra).await
+}
+
 async fn gateway_for(upstream_url: &str) -> TestGateway {
-    TestGateway::start(&[(UPSTREAM, upstream_url)], "").await
+    start(&[(UPSTREAM, upstream_url)], "").await
 }
 
 /// `path` on the gateway, e.g. `http://127.0.0.1:PORT/.well-known/agent.json`.
@@ -36,8 +78,19 @@ fn at(gw: &TestGateway, path: &str) -> String {
     format!("http://{}{path}", gw.addr())
 }
 
-/// GETs a card path and checks it is a 200 JSON answer.
-async fn get_card(gw: &TestGateway, path: &str, headers: &[(&str, &str)]) -> Value {
+/// The per-agent card path of `name`.
+fn agent_path(name: &str, card_path: &str) -> String {
+    format!("/agents/{name}{card_path}")
+}
+
+/// The per-agent JSON-RPC URL the gateway publishes when reached at its
+/// bound address.
+fn agent_url(gw: &TestGateway, name: &str) -> String {
+    format!("http://{}/agents/{name}", gw.addr())
+}
+
+/// GETs `path` and checks it is a 200 JSON answer.
+async fn get_ok(gw: &TestGateway, path: &str, headers: &[(&str, &str)]) -> Reply {
     let reply = client::get(&at(gw, path), headers).await;
     assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.text());
     assert_eq!(
@@ -45,13 +98,43 @@ async fn get_card(gw: &TestGateway, path: &str, headers: &[(&str, &str)]) -> Val
         Some("application/json"),
         "{path}"
     );
-    reply.json()
+    reply
 }
 
-/// The mock's default card as the gateway must serve it at `endpoint`:
-/// written out in full so any other change shows up as a difference.
+async fn get_card(gw: &TestGateway, path: &str, headers: &[(&str, &str)]) -> Value {
+    get_ok(gw, path, headers).await.json()
+}
+
+async fn head(gw: &TestGateway, path: &str) -> Reply {
+    let url = at(gw, path);
+    client::request(Method::HEAD, &url, Bytes::new(), &[], Proto::Http1).await
+}
+
+fn etag(reply: &Reply) -> String {
+    reply
+        .header("etag")
+        .unwrap_or_else(|| panic!("no ETag: {:?}", reply.headers))
+        .to_string()
+}
+
+fn skill_ids(card: &Value) -> Vec<String> {
+    card["skills"]
+        .as_array()
+        .unwrap_or_else(|| panic!("skills is not an array: {card}"))
+        .iter()
+        .map(|s| s["id"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The mock's default card as the per-agent path must serve it at
+/// `endpoint`: written out in full so any other change shows up.
 fn default_card_served_at(mock: &MockAgent, endpoint: &str) -> Value {
-    let mut card = mock.card().expect("mock has a card");
+    served_at(mock.card().expect("mock has a card"), endpoint)
+}
+
+/// A card in the mock's default shape with its JSON-RPC URLs at `endpoint`
+/// and its HTTP+JSON and GRPC interfaces gone.
+fn served_at(mut card: Value, endpoint: &str) -> Value {
     card["url"] = json!(endpoint);
     card["preferredTransport"] = json!("JSONRPC");
     card["additionalInterfaces"] = json!([{"url": endpoint, "transport": "JSONRPC"}]);
@@ -61,30 +144,103 @@ fn default_card_served_at(mock: &MockAgent, endpoint: &str) -> Value {
     card
 }
 
-/// A 502 JSON-RPC error naming the upstream, with a null id (a GET has none).
-fn assert_upstream_error(reply: &Reply, code: i64) {
-    assert_eq!(reply.status, StatusCode::BAD_GATEWAY, "{}", reply.text());
+/// The interface fields of every published card at `endpoint`.
+fn assert_points_at(card: &Value, endpoint: &str) {
+    assert_eq!(card["url"], endpoint, "{card}");
+    assert_eq!(card["preferredTransport"], "JSONRPC", "{card}");
+    assert_eq!(card["protocolVersion"], "0.3.0", "{card}");
+    assert_eq!(
+        card["additionalInterfaces"],
+        json!([{"url": endpoint, "transport": "JSONRPC"}]),
+        "{card}"
+    );
+    assert_eq!(
+        card["supportedInterfaces"],
+        json!([
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+        ]),
+        "{card}"
+    );
+}
+
+/// A JSON-RPC error answer with HTTP `status`, `code`, a message and `id`.
+fn assert_rpc_error(reply: &Reply, status: StatusCode, code: i64, id: Value) -> Value {
+    assert_eq!(reply.status, status, "{}", reply.text());
     assert_eq!(reply.header("content-type"), Some("application/json"));
     let v = reply.json();
     assert_eq!(v["jsonrpc"], "2.0", "{v}");
-    assert_eq!(v["id"], Value::Null, "{v}");
+    assert_eq!(v["id"], id, "{v}");
     assert_eq!(v["error"]["code"], code, "{v}");
     assert!(v["error"]["message"].is_string(), "{v}");
-    assert_eq!(v["error"]["data"]["upstream"], UPSTREAM, "{v}");
+    v
 }
 
+/// The per-agent card's answer when the fetch failed: 502/504, the class of
+/// the failure, the upstream named, a null id (a GET has none).
+fn assert_upstream_error(reply: &Reply, status: StatusCode, code: i64) -> Value {
+    let v = assert_rpc_error(reply, status, code, Value::Null);
+    assert_eq!(v["error"]["data"]["upstream"], UPSTREAM, "{v}");
+    v
+}
+
+/// Paths of the card fetches (GETs) the mock received.
 fn card_gets(mock: &MockAgent) -> Vec<String> {
-    mock.requests()
+    mock.all_requests()
         .iter()
         .filter(|r| r.method == Method::GET)
         .map(|r| r.path_and_query.clone())
         .collect()
 }
 
-fn v03_send(raw_id: &str) -> String {
+fn rpc(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn v03_send(id: u64) -> String {
     let params = json!({"message": {"kind": "message", "messageId": "m-1", "role": "user",
                                     "parts": [{"kind": "text", "text": "hi"}]}});
-    format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"method":"message/send","params":{params}}}"#)
+    rpc(id, "message/send", params)
+}
+
+/// POSTs `message/send` to `path` and checks the mock's echo came back.
+async fn send_ok(gw: &TestGateway, path: &str, id: u64) {
+    let reply = client::post_json(&at(gw, path), v03_send(id), &[]).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::OK,
+        "POST {path}: {}",
+        reply.text()
+    );
+    let v = reply.json();
+    assert_eq!(v["id"], id, "POST {path}: {v}");
+    assert_eq!(
+        v["result"]["artifacts"][0]["parts"][0]["text"], "echo: hi",
+        "POST {path}: {v}"
+    );
+}
+
+async fn readyz(gw: &TestGateway) -> (StatusCode, Value) {
+    let reply = client::get(&format!("{}/readyz", gw.admin_url()), &[]).await;
+    (reply.status, reply.json())
+}
+
+/// An address nothing listens on any more.
+async fn refused_addr() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    listener.local_addr().expect("addr")
+}
+
+/// A raw HTTP/1.1 GET (one request, `connection: close`) with the given
+/// extra header lines; returns the status line and the body.
+async fn raw_get(gw: &TestGateway, path: &str, header_lines: &str) -> (String, String) {
+    let request =
+        format!("GET {path} HTTP/1.1\r\n{header_lines}connection: close\r\n\r\n").into_bytes();
+    let raw = client::raw_http(gw.addr(), &request, Duration::from_secs(5)).await;
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").expect("an HTTP answer");
+    let status = head.lines().next().unwrap_or_default().to_string();
+    (status, body.to_string())
 }
 
 /// A minimal HTTP/1.1 upstream serving fixed answers per path (404
@@ -167,96 +323,58 @@ impl Drop for StaticSite {
     }
 }
 
-// ------------------------------------------------------------- rewrite
+// ------------------------------------------------- per-agent card: rewrite
 
 #[tokio::test]
-async fn both_paths_serve_the_upstream_card_pointed_at_the_gateway() {
+async fn per_agent_card_is_the_agents_own_pointed_at_its_path() {
     let mock = MockAgent::start(Mode::Normal).await;
     let gw = gateway_for(&mock.url()).await;
-    let endpoint = gw.url(); // http://127.0.0.1:PORT/ (from the Host header)
-    let expected = default_card_served_at(&mock, &endpoint);
+    let expected = default_card_served_at(&mock, &agent_url(&gw, UPSTREAM));
 
     for path in CARD_PATHS {
-        let card = get_card(&gw, path, &[]).await;
-        assert_eq!(card, expected, "{path}");
-    }
-}
-
-#[tokio::test]
-async fn card_urls_follow_the_host_header_without_public_url() {
-    let mock = MockAgent::start(Mode::Normal).await;
-    let gw = gateway_for(&mock.url()).await;
-    let headers = [("host", "gateway.internal:8443")];
-
-    let card = get_card(&gw, CARD_PATHS[0], &headers).await;
-    let endpoint = "http://gateway.internal:8443/";
-    assert_eq!(card, default_card_served_at(&mock, endpoint));
-}
-
-#[tokio::test]
-async fn card_without_host_header_names_the_address_actually_listened_on() {
-    let mock = MockAgent::start(Mode::Normal).await;
-    let gw = gateway_for(&mock.url()).await;
-    let request = b"GET /.well-known/agent-card.json HTTP/1.0\r\n\r\n";
-
-    let raw = client::raw_http(gw.addr(), request, Duration::from_secs(5)).await;
-    let raw = String::from_utf8_lossy(&raw);
-    let (head, body) = raw.split_once("\r\n\r\n").expect("an HTTP answer");
-    assert!(
-        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
-        "{head}"
-    );
-    let card: Value = serde_json::from_str(body).expect("card JSON");
-    assert_eq!(
-        card["url"],
-        gw.url(),
-        "with no Host header the card must name the bound address, not the configured port 0"
-    );
-}
-
-#[tokio::test]
-async fn public_url_sets_card_urls_and_its_path_serves_json_rpc() {
-    let mock = MockAgent::start(Mode::Normal).await;
-    let toml = format!(
-        "[server]\nlisten = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\n\
-         shutdown_grace = \"2s\"\npublic_url = \"{PUBLIC_URL}\"\n\n\
-         [[upstreams]]\nname = \"{UPSTREAM}\"\nurl = \"{}\"\n",
-        mock.url()
-    );
-    let gw = TestGateway::from_toml(&toml).await;
-
-    // The Host header no longer matters once a public URL is configured.
-    for path in CARD_PATHS {
-        let card = get_card(&gw, path, &[("host", "ignored.example:1")]).await;
-        assert_eq!(card, default_card_served_at(&mock, PUBLIC_URL), "{path}");
-    }
-
-    for (i, path) in ["/a2a", "/a2a/", "/"].into_iter().enumerate() {
-        let reply = client::post_json(&at(&gw, path), v03_send(&i.to_string()), &[]).await;
+        let path = agent_path(UPSTREAM, path);
+        let reply = get_ok(&gw, &path, &[]).await;
+        assert_eq!(reply.json(), expected, "{path}");
         assert_eq!(
-            reply.status,
-            StatusCode::OK,
-            "POST {path}: {}",
-            reply.text()
+            reply.header("cache-control"),
+            Some("public, max-age=60"),
+            "{path}: the default max-age"
         );
-        let v = reply.json();
-        assert_eq!(v["id"], i, "POST {path}");
-        assert_eq!(
-            v["result"]["artifacts"][0]["parts"][0]["text"], "echo: hi",
-            "POST {path}"
-        );
+        assert!(reply.header("etag").is_some(), "{path}");
     }
-    assert_eq!(
-        mock.requests()
-            .iter()
-            .filter(|r| r.method == Method::POST)
-            .count(),
-        3
-    );
+    // Served from the card fetched at start-up: no fetch per request.
+    assert_eq!(card_gets(&mock), [CARD_PATHS[0]]);
 }
 
 #[tokio::test]
-async fn a_1_0_only_card_gets_its_interfaces_rewritten_and_gains_no_url() {
+async fn per_agent_card_drops_signatures_and_keeps_everything_else() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let mut card = mock.card().expect("mock has a card");
+    card["signatures"] = json!([{"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2ln"}]);
+    card["provider"] = json!({"organization": "Example", "url": "https://provider.example"});
+    card["documentationUrl"] = json!("https://docs.example/agent");
+    card["iconUrl"] = json!("https://docs.example/icon.png");
+    card["securitySchemes"] = json!({"key": {"type": "apiKey", "in": "header", "name": "X-Key"}});
+    card["security"] = json!([{"key": []}]);
+    card["supportsAuthenticatedExtendedCard"] = json!(false);
+    card["x-extra"] = json!({"nested": [1, 2, {"url": "http://keep.me/"}]});
+    mock.set_card(Some(card));
+    let gw = gateway_for(&mock.url()).await;
+
+    let served = get_card(&gw, &agent_path(UPSTREAM, CARD_PATHS[1]), &[]).await;
+    assert!(served.get("signatures").is_none(), "{served}");
+    let mut expected = default_card_served_at(&mock, &agent_url(&gw, UPSTREAM));
+    expected
+        .as_object_mut()
+        .expect("card object")
+        .remove("signatures");
+    assert_eq!(served, expected);
+    assert_eq!(served["provider"]["url"], "https://provider.example");
+    assert_eq!(served["x-extra"]["nested"][2]["url"], "http://keep.me/");
+}
+
+#[tokio::test]
+async fn per_agent_1_0_only_card_gets_its_interfaces_rewritten_and_gains_no_url() {
     let mock = MockAgent::start(Mode::Normal).await;
     let up = mock.url();
     let card = json!({
@@ -278,10 +396,10 @@ async fn a_1_0_only_card_gets_its_interfaces_rewritten_and_gains_no_url() {
     mock.set_card(Some(card.clone()));
     let gw = gateway_for(&up).await;
 
-    let served = get_card(&gw, CARD_PATHS[0], &[]).await;
+    let served = get_card(&gw, &agent_path(UPSTREAM, CARD_PATHS[0]), &[]).await;
     let mut expected = card;
     expected["supportedInterfaces"] = json!([
-        {"url": gw.url(), "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t-1"}
+        {"url": agent_url(&gw, UPSTREAM), "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t-1"}
     ]);
     assert_eq!(served, expected);
     assert!(served.get("url").is_none(), "no 0.3 `url` added");
@@ -290,52 +408,65 @@ async fn a_1_0_only_card_gets_its_interfaces_rewritten_and_gains_no_url() {
 }
 
 #[tokio::test]
-async fn signatures_are_removed_and_nothing_else_changes() {
-    let mock = MockAgent::start(Mode::Normal).await;
-    let mut card = mock.card().expect("mock has a card");
-    card["signatures"] = json!([{"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2ln"}]);
-    card["provider"] = json!({"organization": "Example", "url": "https://provider.example"});
-    card["documentationUrl"] = json!("https://docs.example/agent");
-    card["x-extra"] = json!({"nested": [1, 2, {"url": "http://keep.me/"}]});
-    mock.set_card(Some(card));
-    let gw = gateway_for(&mock.url()).await;
-
-    let served = get_card(&gw, CARD_PATHS[1], &[]).await;
-    assert!(served.get("signatures").is_none(), "{served}");
-    let mut expected = default_card_served_at(&mock, &gw.url());
-    expected
-        .as_object_mut()
-        .expect("card object")
-        .remove("signatures");
-    assert_eq!(served, expected);
-    assert_eq!(served["provider"]["url"], "https://provider.example");
-}
-
-#[tokio::test]
-async fn head_on_card_paths_answers_200_without_a_body() {
+async fn per_agent_card_etag_304_and_head() {
     let mock = MockAgent::start(Mode::Normal).await;
     let gw = gateway_for(&mock.url()).await;
+    let path = agent_path(UPSTREAM, CARD_PATHS[0]);
 
-    for path in CARD_PATHS {
-        let reply = client::request(
-            Method::HEAD,
-            &at(&gw, path),
-            Bytes::new(),
-            &[],
-            Proto::Http1,
-        )
-        .await;
+    let first = get_ok(&gw, &path, &[]).await;
+    let tag = etag(&first);
+    assert!(
+        tag.starts_with('"') && tag.ends_with('"'),
+        "a strong tag: {tag}"
+    );
+    let again = get_ok(&gw, &path, &[]).await;
+    assert_eq!(etag(&again), tag, "same card, same tag");
+    assert_eq!(again.body, first.body);
+
+    for condition in [tag.clone(), format!("\"other\", W/{tag}"), "*".to_string()] {
+        let reply = client::get(&at(&gw, &path), &[("if-none-match", &condition)]).await;
+        assert_eq!(reply.status, StatusCode::NOT_MODIFIED, "{condition}");
+        assert!(reply.body.is_empty(), "{condition}: {}", reply.text());
+        assert_eq!(reply.header("etag"), Some(tag.as_str()));
+        assert_eq!(reply.header("cache-control"), Some("public, max-age=60"));
+    }
+    let other = client::get(&at(&gw, &path), &[("if-none-match", "\"other\"")]).await;
+    assert_eq!(other.status, StatusCode::OK);
+    assert_eq!(other.body, first.body);
+
+    // The same card at agent.json is the same bytes, so the same tag.
+    let legacy = get_ok(&gw, &agent_path(UPSTREAM, CARD_PATHS[1]), &[]).await;
+    assert_eq!(etag(&legacy), tag);
+
+    for path in CARD_PATHS.map(|p| agent_path(UPSTREAM, p)) {
+        let reply = head(&gw, &path).await;
         assert_eq!(reply.status, StatusCode::OK, "HEAD {path}");
-        assert_eq!(
-            reply.header("content-type"),
-            Some("application/json"),
-            "HEAD {path}"
-        );
+        assert_eq!(reply.header("content-type"), Some("application/json"));
+        assert_eq!(reply.header("etag"), Some(tag.as_str()), "HEAD {path}");
         assert!(reply.body.is_empty(), "HEAD {path}: {}", reply.text());
     }
 }
 
-// ---------------------------------------------------- fallback, failures
+#[tokio::test]
+async fn unknown_agent_name_is_a_404() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway_for(&mock.url()).await;
+
+    for path in [
+        agent_path("nope", CARD_PATHS[0]),
+        agent_path("nope", CARD_PATHS[1]),
+        agent_path("", CARD_PATHS[0]),
+        "/agents/nope/extendedAgentCard".to_string(),
+    ] {
+        let reply = client::get(&at(&gw, &path), &[]).await;
+        assert_rpc_error(&reply, StatusCode::NOT_FOUND, INVALID_REQUEST, Value::Null);
+    }
+    let reply = client::post_json(&at(&gw, "/agents/nope"), v03_send(1), &[]).await;
+    assert_rpc_error(&reply, StatusCode::NOT_FOUND, INVALID_REQUEST, Value::Null);
+    assert_eq!(mock.request_count(), 0, "nothing reached the agent");
+}
+
+// ------------------------------------------ per-agent card: fetch failures
 
 #[tokio::test]
 async fn falls_back_to_agent_json_when_agent_card_json_is_missing() {
@@ -349,18 +480,25 @@ async fn falls_back_to_agent_json_when_agent_card_json_is_missing() {
     }])
     .await;
     let gw = gateway_for(&site.url()).await;
-
-    for path in CARD_PATHS {
-        let served = get_card(&gw, path, &[]).await;
-        let mut expected = card.clone();
-        expected["url"] = json!(gw.url());
-        assert_eq!(served, expected, "{path}");
-    }
     assert_eq!(
         site.paths(),
-        [CARD_PATHS[0], CARD_PATHS[1], CARD_PATHS[0], CARD_PATHS[1]],
+        CARD_PATHS,
         "agent-card.json is tried first, agent.json after its 404"
     );
+
+    for path in CARD_PATHS {
+        let served = get_card(&gw, &agent_path(UPSTREAM, path), &[]).await;
+        let mut expected = card.clone();
+        expected["url"] = json!(agent_url(&gw, UPSTREAM));
+        assert_eq!(served, expected, "{path}");
+    }
+    let root = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(root["name"], "Old", "{root}");
+    assert_points_at(&root, &gw.url());
+
+    // A refresh asks the URL that served the card, and nothing else.
+    gw.running.refresh_cards().await;
+    assert_eq!(site.paths(), [CARD_PATHS[0], CARD_PATHS[1], CARD_PATHS[1]]);
 }
 
 #[tokio::test]
@@ -369,43 +507,52 @@ async fn no_card_at_either_path_is_a_502_bad_response() {
     mock.set_card(None);
     let gw = gateway_for(&mock.url()).await;
 
-    let reply = client::get(&at(&gw, CARD_PATHS[0]), &[]).await;
-    assert_upstream_error(&reply, BAD_RESPONSE);
+    for path in CARD_PATHS {
+        let reply = client::get(&at(&gw, &agent_path(UPSTREAM, path)), &[]).await;
+        assert_upstream_error(&reply, StatusCode::BAD_GATEWAY, BAD_RESPONSE);
+    }
     assert_eq!(card_gets(&mock), CARD_PATHS, "both paths were tried");
 }
 
 #[tokio::test]
 async fn card_that_is_not_a_json_object_is_a_502_bad_response() {
-    let mock = MockAgent::start(Mode::Normal).await;
-    let gw = gateway_for(&mock.url()).await;
     for not_an_object in [json!("a string"), json!([1, 2]), json!(null)] {
+        let mock = MockAgent::start(Mode::Normal).await;
         mock.set_card(Some(not_an_object.clone()));
-        let reply = client::get(&at(&gw, CARD_PATHS[0]), &[]).await;
-        assert_upstream_error(&reply, BAD_RESPONSE);
+        let gw = gateway_for(&mock.url()).await;
+        let reply = client::get(&at(&gw, &agent_path(UPSTREAM, CARD_PATHS[0])), &[]).await;
+        let v = assert_upstream_error(&reply, StatusCode::BAD_GATEWAY, BAD_RESPONSE);
+        let message = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("not a JSON object"),
+            "{not_an_object}: {v}"
+        );
     }
 }
 
 #[tokio::test]
-async fn card_that_is_not_json_or_not_200_is_a_502_bad_response() {
-    let site = StaticSite::start(vec![
-        Page {
-            path: CARD_PATHS[0],
-            status: 200,
-            content_type: "text/html",
-            body: Bytes::from_static(b"<html><body>Welcome</body></html>"),
-        },
-        Page {
-            path: CARD_PATHS[1],
-            status: 500,
-            content_type: "application/json",
-            body: Bytes::from_static(b"{}"),
-        },
-    ])
+async fn card_that_is_not_json_is_a_502_bad_response() {
+    let site = StaticSite::start(vec![Page {
+        path: CARD_PATHS[0],
+        status: 200,
+        content_type: "text/html",
+        body: Bytes::from_static(b"<html><body>Welcome</body></html>"),
+    }])
     .await;
     let gw = gateway_for(&site.url()).await;
-    let reply = client::get(&at(&gw, CARD_PATHS[0]), &[]).await;
-    assert_upstream_error(&reply, BAD_RESPONSE);
+    let reply = client::get(&at(&gw, &agent_path(UPSTREAM, CARD_PATHS[0])), &[]).await;
+    let v = assert_upstream_error(&reply, StatusCode::BAD_GATEWAY, BAD_RESPONSE);
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not JSON"), "{v}");
+    assert_eq!(
+        site.paths(),
+        [CARD_PATHS[0]],
+        "a 200 is no 404: no fallback"
+    );
+}
 
+#[tokio::test]
+async fn card_answered_with_500_is_a_502_bad_response_without_fallback() {
     let site = StaticSite::start(vec![Page {
         path: CARD_PATHS[0],
         status: 500,
@@ -414,21 +561,687 @@ async fn card_that_is_not_json_or_not_200_is_a_502_bad_response() {
     }])
     .await;
     let gw = gateway_for(&site.url()).await;
-    let reply = client::get(&at(&gw, CARD_PATHS[0]), &[]).await;
-    assert_upstream_error(&reply, BAD_RESPONSE);
+    let reply = client::get(&at(&gw, &agent_path(UPSTREAM, CARD_PATHS[0])), &[]).await;
+    let v = assert_upstream_error(&reply, StatusCode::BAD_GATEWAY, BAD_RESPONSE);
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("500"), "{v}");
     assert_eq!(site.paths(), [CARD_PATHS[0]], "an error status is no 404");
 }
 
 #[tokio::test]
 async fn unreachable_upstream_is_a_502_unavailable() {
-    let refused = {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        listener.local_addr().expect("addr")
-    }; // dropped: nothing listens there any more
+    let refused = refused_addr().await;
     let gw = gateway_for(&format!("http://{refused}")).await;
 
     for path in CARD_PATHS {
-        let reply = client::get(&at(&gw, path), &[]).await;
-        assert_upstream_error(&reply, UNAVAILABLE);
+        let reply = client::get(&at(&gw, &agent_path(UPSTREAM, path)), &[]).await;
+        assert_upstream_error(&reply, StatusCode::BAD_GATEWAY, UNAVAILABLE);
+    }
+}
+
+#[tokio::test]
+async fn card_fetch_timeout_is_a_504() {
+    let mock = MockAgent::start(Mode::Hang).await;
+    let gw = gateway_for(&mock.url()).await; // waits the 1s fetch timeout
+
+    let reply = client::get(&at(&gw, &agent_path(UPSTREAM, CARD_PATHS[0])), &[]).await;
+    assert_upstream_error(&reply, StatusCode::GATEWAY_TIMEOUT, TIMEOUT);
+    let root = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(root["skills"], json!([]), "{root}");
+}
+
+#[tokio::test]
+async fn a_failed_refresh_keeps_the_last_good_card() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway_for(&mock.url()).await;
+    let path = agent_path(UPSTREAM, CARD_PATHS[0]);
+    let before = get_card(&gw, &path, &[]).await;
+
+    mock.set_card(None);
+    gw.running.refresh_cards().await;
+
+    assert_eq!(get_card(&gw, &path, &[]).await, before);
+    let root = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(skill_ids(&root), ["echo"]);
+    let (status, ready) = readyz(&gw).await;
+    assert_eq!(status, StatusCode::OK, "{ready}");
+    let entry = &ready["upstreams"][UPSTREAM];
+    assert_eq!(entry["card"], "fresh", "{ready}");
+    assert!(
+        entry["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("404")),
+        "the failed refresh is reported: {ready}"
+    );
+}
+
+// ------------------------------------------------- per-agent JSON-RPC path
+
+#[tokio::test]
+async fn two_agents_each_have_their_own_card_and_path() {
+    let alpha = MockAgent::start(Mode::Normal).await;
+    let beta = MockAgent::start(Mode::Normal).await;
+    for (mock, name) in [(&alpha, "Alpha"), (&beta, "Beta")] {
+        let mut card = mock.card().expect("mock has a card");
+        card["name"] = json!(name);
+        mock.set_card(Some(card));
+    }
+    let gw = start(&[("a", &alpha.url()), ("b", &beta.url())], "").await;
+
+    for (mock, name) in [(&alpha, "a"), (&beta, "b")] {
+        for path in CARD_PATHS {
+            let served = get_card(&gw, &agent_path(name, path), &[]).await;
+            assert_eq!(
+                served,
+                default_card_served_at(mock, &agent_url(&gw, name)),
+                "{name}{path}"
+            );
+        }
+    }
+
+    // The root card is the fleet's: the gateway's identity, both agents'
+    // skills, the shared id published once per owner.
+    let root = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(root["name"], DEFAULT_NAME, "{root}");
+    assert_eq!(skill_ids(&root), ["a/echo", "b/echo"]);
+    assert_points_at(&root, &gw.url());
+
+    send_ok(&gw, "/agents/a", 1).await;
+    assert_eq!((alpha.request_count(), beta.request_count()), (1, 0));
+    send_ok(&gw, "/agents/b", 2).await;
+    send_ok(&gw, "/agents/b/", 3).await;
+    assert_eq!((alpha.request_count(), beta.request_count()), (1, 2));
+}
+
+#[tokio::test]
+async fn one_dead_agent_leaves_the_other_published() {
+    let alive = MockAgent::start(Mode::Normal).await;
+    let dead = format!("http://{}", refused_addr().await);
+    let gw = start(&[("alive", &alive.url()), ("dead", &dead)], "").await;
+
+    let root = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(skill_ids(&root), ["echo"], "{root}");
+    assert_eq!(root["name"], DEFAULT_NAME, "two upstreams: no inheritance");
+
+    let reply = client::get(&at(&gw, &agent_path("dead", CARD_PATHS[0])), &[]).await;
+    let v = assert_rpc_error(&reply, StatusCode::BAD_GATEWAY, UNAVAILABLE, Value::Null);
+    assert_eq!(v["error"]["data"]["upstream"], "dead");
+    get_ok(&gw, &agent_path("alive", CARD_PATHS[0]), &[]).await;
+
+    let (status, ready) = readyz(&gw).await;
+    assert_eq!(status, StatusCode::OK, "ready_when = any: {ready}");
+    assert_eq!(ready["upstreams"]["alive"]["card"], "fresh", "{ready}");
+    assert_eq!(ready["upstreams"]["dead"]["card"], "missing", "{ready}");
+}
+
+// ------------------------------------------------------- root card: sidecar
+
+/// A rich 0.3 card with 1.0 extras, as a sidecar's agent might publish.
+fn weather_card(up: &str) -> Value {
+    json!({
+        "name": "Weather Agent",
+        "description": "Forecasts and alerts",
+        "version": "3.2.1",
+        "protocolVersion": "0.3.0",
+        "url": format!("{up}/"),
+        "preferredTransport": "JSONRPC",
+        "additionalInterfaces": [
+            {"url": format!("{up}/"), "transport": "JSONRPC"},
+            {"url": format!("{up}/rest"), "transport": "HTTP+JSON"}
+        ],
+        "provider": {"organization": "Weather Co", "url": "https://weather.example"},
+        "documentationUrl": "https://weather.example/docs",
+        "iconUrl": "https://weather.example/icon.png",
+        "capabilities": {"streaming": true, "pushNotifications": false},
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+        "security": [{"bearer": []}],
+        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultOutputModes": ["application/json"],
+        "skills": [
+            {"id": "forecast", "name": "Forecast", "description": "Weather for a place",
+             "tags": ["weather"], "examples": ["Weather in Paris?"]},
+            {"id": "alerts", "name": "Alerts", "description": "Severe weather alerts",
+             "tags": ["weather", "alerts"]}
+        ],
+        "signatures": [{"protected": "e30", "signature": "c2ln"}],
+        "x-internal": {"team": "wx"}
+    })
+}
+
+/// What the gateway publishes for `weather_card` at `endpoint`, with the
+/// identity fields left to the caller.
+fn weather_published(agent: &Value, endpoint: &str) -> Value {
+    json!({
+        "protocolVersion": "0.3.0",
+        "url": endpoint,
+        "preferredTransport": "JSONRPC",
+        "additionalInterfaces": [{"url": endpoint, "transport": "JSONRPC"}],
+        "supportedInterfaces": [
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+        ],
+        "supportsAuthenticatedExtendedCard": false,
+        "capabilities": {"streaming": true, "pushNotifications": false,
+                         "stateTransitionHistory": false, "extendedAgentCard": false},
+        "securitySchemes": agent["securitySchemes"],
+        "security": agent["security"],
+        "defaultInputModes": agent["defaultInputModes"],
+        "defaultOutputModes": agent["defaultOutputModes"],
+        "skills": agent["skills"]
+    })
+}
+
+#[tokio::test]
+async fn one_upstream_root_card_keeps_the_agents_identity_and_skills() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let agent = weather_card(&mock.url());
+    mock.set_card(Some(agent.clone()));
+    let gw = gateway_for(&mock.url()).await;
+
+    let mut expected = weather_published(&agent, &gw.url());
+    for key in [
+        "name",
+        "description",
+        "version",
+        "provider",
+        "documentationUrl",
+        "iconUrl",
+    ] {
+        expected[key] = agent[key].clone();
+    }
+    for path in CARD_PATHS {
+        let root = get_card(&gw, path, &[]).await;
+        assert_eq!(root, expected, "{path}");
+        assert!(root.get("signatures").is_none(), "{path}");
+        assert!(root.get("x-internal").is_none(), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn configured_identity_replaces_the_agents() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let agent = weather_card(&mock.url());
+    mock.set_card(Some(agent.clone()));
+    let gw = start(&[(UPSTREAM, &mock.url())], "[card]\nname = \"Fleet\"\n").await;
+
+    // Setting any identity field takes the whole identity from `[card]`
+    // (defaults for the rest); skills, modes and security stay the agent's.
+    let mut expected = weather_published(&agent, &gw.url());
+    expected["name"] = json!("Fleet");
+    expected["description"] = json!(DEFAULT_DESCRIPTION);
+    expected["version"] = json!(env!("CARGO_PKG_VERSION"));
+    let root = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(root, expected);
+}
+
+#[tokio::test]
+async fn inherited_identity_keeps_the_required_fields() {
+    // A sloppy agent: no description, no version (both required card fields).
+    let mock = MockAgent::start(Mode::Normal).await;
+    mock.set_card(Some(json!({
+        "name": "Terse",
+        "capabilities": {},
+        "skills": [{"id": "t", "name": "T", "description": "d", "tags": []}]
+    })));
+    let gw = gateway_for(&mock.url()).await;
+
+    let root = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(root["name"], "Terse", "{root}");
+    assert!(
+        root["description"].is_string(),
+        "the published card must stay valid: description is required: {root}"
+    );
+    assert!(
+        root["version"].as_str().is_some_and(|v| !v.is_empty()),
+        "the published card must stay valid: version is required: {root}"
+    );
+}
+
+#[tokio::test]
+async fn dead_single_upstream_root_card_is_up_and_honest() {
+    let refused = refused_addr().await;
+    let gw = gateway_for(&format!("http://{refused}")).await;
+
+    let root = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(root["skills"], json!([]), "{root}");
+    assert_eq!(
+        root["name"], DEFAULT_NAME,
+        "no card to inherit from: {root}"
+    );
+    assert_eq!(root["capabilities"]["streaming"], false, "{root}");
+    assert_eq!(root["defaultInputModes"], json!(["text/plain"]), "{root}");
+    assert_points_at(&root, &gw.url());
+
+    let (status, ready) = readyz(&gw).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{ready}");
+    let entry = &ready["upstreams"][UPSTREAM];
+    assert_eq!(entry["card"], "missing", "{ready}");
+    assert!(
+        entry["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("unavailable")),
+        "{ready}"
+    );
+}
+
+// ------------------------------------------- root card: caching and changes
+
+#[tokio::test]
+async fn root_card_etag_304_and_cache_control_follow_the_fleet() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = start(
+        &[(UPSTREAM, &mock.url())],
+        "[card]\ncache_max_age = \"5m\"\n",
+    )
+    .await;
+    let root = CARD_PATHS[0];
+
+    let first = get_ok(&gw, root, &[]).await;
+    assert_eq!(first.header("cache-control"), Some("public, max-age=300"));
+    let old_tag = etag(&first);
+    let card = first.json();
+    assert_eq!(skill_ids(&card), ["echo"]);
+    assert_eq!(
+        card["name"], "Mock Agent",
+        "cache_max_age is not an identity field: the agent's identity stays"
+    );
+    // The per-agent card follows the same max-age.
+    let per_agent = get_ok(&gw, &agent_path(UPSTREAM, root), &[]).await;
+    assert_eq!(
+        per_agent.header("cache-control"),
+        Some("public, max-age=300")
+    );
+
+    let not_modified = client::get(&at(&gw, root), &[("if-none-match", &old_tag)]).await;
+    assert_eq!(not_modified.status, StatusCode::NOT_MODIFIED);
+    assert!(not_modified.body.is_empty(), "{}", not_modified.text());
+    assert_eq!(not_modified.header("etag"), Some(old_tag.as_str()));
+    assert_eq!(
+        not_modified.header("cache-control"),
+        Some("public, max-age=300")
+    );
+    let legacy = client::get(&at(&gw, CARD_PATHS[1]), &[("if-none-match", &old_tag)]).await;
+    assert_eq!(
+        legacy.status,
+        StatusCode::NOT_MODIFIED,
+        "same card at agent.json"
+    );
+
+    let reply = head(&gw, root).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.header("etag"), Some(old_tag.as_str()));
+    assert!(reply.body.is_empty(), "HEAD: {}", reply.text());
+
+    // A refresh that finds the same card keeps the tag.
+    gw.running.refresh_cards().await;
+    let same = get_ok(&gw, root, &[]).await;
+    assert_eq!(etag(&same), old_tag);
+    assert_eq!(same.body, first.body);
+
+    // A new skill upstream: new card, new tag; the old tag is no longer fresh.
+    let mut changed = mock.card().expect("mock has a card");
+    changed["skills"].as_array_mut().expect("skills").push(
+        json!({"id": "translate", "name": "Translate", "description": "Translates",
+                     "tags": ["language"]}),
+    );
+    mock.set_card(Some(changed));
+    gw.running.refresh_cards().await;
+
+    let after = get_ok(&gw, root, &[]).await;
+    let new_tag = etag(&after);
+    assert_ne!(new_tag, old_tag);
+    assert_eq!(skill_ids(&after.json()), ["echo", "translate"]);
+    let stale = client::get(&at(&gw, root), &[("if-none-match", &old_tag)]).await;
+    assert_eq!(stale.status, StatusCode::OK);
+    assert_eq!(stale.body, after.body);
+    let fresh = client::get(&at(&gw, root), &[("if-none-match", &new_tag)]).await;
+    assert_eq!(fresh.status, StatusCode::NOT_MODIFIED);
+
+    // The per-agent card changed too.
+    let per_agent_after = get_ok(&gw, &agent_path(UPSTREAM, root), &[]).await;
+    assert_ne!(etag(&per_agent_after), etag(&per_agent));
+    assert_eq!(skill_ids(&per_agent_after.json()), ["echo", "translate"]);
+}
+
+// --------------------------------------------------------- published URLs
+
+#[tokio::test]
+async fn card_urls_follow_the_host_header_without_public_url() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway_for(&mock.url()).await;
+
+    let mut tags = Vec::new();
+    // Alternate hosts: each answer has its own URLs (no cross-host caching).
+    for host in [
+        "gateway.internal:8443",
+        "other.example",
+        "gateway.internal:8443",
+    ] {
+        let reply = get_ok(&gw, CARD_PATHS[0], &[("host", host)]).await;
+        assert_points_at(&reply.json(), &format!("http://{host}/"));
+        tags.push(etag(&reply));
+
+        let path = agent_path(UPSTREAM, CARD_PATHS[0]);
+        let per_agent = get_card(&gw, &path, &[("host", host)]).await;
+        let endpoint = format!("http://{host}/agents/{UPSTREAM}");
+        assert_eq!(
+            per_agent,
+            default_card_served_at(&mock, &endpoint),
+            "{host}"
+        );
+    }
+    assert_ne!(tags[0], tags[1], "other URLs, other bytes, other tag");
+    assert_eq!(tags[0], tags[2]);
+}
+
+#[tokio::test]
+async fn card_without_host_header_names_the_address_actually_listened_on() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway_for(&mock.url()).await;
+    let request = b"GET /.well-known/agent-card.json HTTP/1.0\r\n\r\n";
+
+    let raw = client::raw_http(gw.addr(), request, Duration::from_secs(5)).await;
+    let raw = String::from_utf8_lossy(&raw);
+    let (head, body) = raw.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "{head}"
+    );
+    let card: Value = serde_json::from_str(body).expect("card JSON");
+    assert_points_at(&card, &gw.url());
+}
+
+#[tokio::test]
+async fn a_malformed_host_header_is_not_published() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway_for(&mock.url()).await;
+
+    let (status, body) = raw_get(&gw, CARD_PATHS[0], "host: evil.example/phish?x=\r\n").await;
+    assert!(status.contains(" 200 "), "{status}");
+    let card: Value = serde_json::from_str(&body).expect("card JSON");
+    assert_points_at(&card, &gw.url());
+
+    let path = agent_path(UPSTREAM, CARD_PATHS[0]);
+    let (status, body) = raw_get(&gw, &path, "host: evil.example/phish?x=\r\n").await;
+    assert!(status.contains(" 200 "), "{status}");
+    let card: Value = serde_json::from_str(&body).expect("card JSON");
+    assert_eq!(card["url"], agent_url(&gw, UPSTREAM));
+}
+
+#[tokio::test]
+async fn public_url_with_a_path_sets_every_card_url_and_serves_its_paths() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let server = format!("public_url = \"{PUBLIC_URL}\"");
+    let gw = start_with(&[(UPSTREAM, &mock.url())], &server, "").await;
+    let agent_endpoint = format!("{PUBLIC_URL}/agents/{UPSTREAM}");
+    assert_eq!(
+        agent_endpoint,
+        "https://agents.example.com/a2a/agents/agent"
+    );
+
+    // The Host header no longer matters; an ingress may or may not strip
+    // the prefix, so both forms of every path are served.
+    let host = [("host", "ignored.example:1")];
+    for path in CARD_PATHS {
+        for prefix in ["", "/a2a"] {
+            let root = get_card(&gw, &format!("{prefix}{path}"), &host).await;
+            assert_points_at(&root, PUBLIC_URL);
+            let per_agent = format!("{prefix}{}", agent_path(UPSTREAM, path));
+            let card = get_card(&gw, &per_agent, &host).await;
+            assert_eq!(
+                card,
+                default_card_served_at(&mock, &agent_endpoint),
+                "{per_agent}"
+            );
+        }
+    }
+
+    let paths = [
+        "/a2a",
+        "/a2a/",
+        "/",
+        "/a2a/agents/agent",
+        "/a2a/agents/agent/",
+        "/agents/agent",
+    ];
+    for (i, path) in paths.into_iter().enumerate() {
+        send_ok(&gw, path, i as u64).await;
+    }
+    assert_eq!(mock.request_count(), paths.len());
+}
+
+// ------------------------------------------------------------ extended card
+
+/// `method` as a JSON-RPC call to `path`, with `headers`.
+async fn call(
+    gw: &TestGateway,
+    path: &str,
+    id: u64,
+    method: &str,
+    headers: &[(&str, &str)],
+) -> Reply {
+    client::post_json(&at(gw, path), rpc(id, method, json!({})), headers).await
+}
+
+/// The JSON-RPC result of a successful call (HTTP 200, id mirrored).
+fn result_of(reply: &Reply, id: u64) -> Value {
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let v = reply.json();
+    assert_eq!(v["id"], id, "{v}");
+    assert!(v.get("error").is_none(), "{v}");
+    v["result"].clone()
+}
+
+#[tokio::test]
+async fn extended_card_is_the_aggregate_when_no_agent_has_one() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = start(&[(UPSTREAM, &mock.url())], "[card]\nextended_card = true\n").await;
+
+    let published = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(published["supportsAuthenticatedExtendedCard"], true);
+    assert_eq!(published["capabilities"]["extendedAgentCard"], true);
+    assert_eq!(published["name"], "Mock Agent", "{published}");
+
+    for (id, method) in [
+        (1, "agent/getAuthenticatedExtendedCard"),
+        (2, "GetExtendedAgentCard"),
+    ] {
+        let reply = call(&gw, "/", id, method, &[]).await;
+        let card = result_of(&reply, id);
+        assert_eq!(card, published, "{method}: same fleet, same card");
+        assert_points_at(&card, &gw.url());
+    }
+    for path in EXTENDED_PATHS {
+        let reply = get_ok(&gw, path, &[]).await;
+        assert_eq!(reply.json(), published, "GET {path}");
+        assert!(
+            !reply
+                .header("cache-control")
+                .is_some_and(|c| c.contains("public")),
+            "GET {path}: a per-caller card must not be publicly cacheable"
+        );
+    }
+    assert_eq!(
+        mock.request_count(),
+        0,
+        "the agent's card offers no extended card: it is not asked"
+    );
+}
+
+#[tokio::test]
+async fn extended_card_uses_the_agents_own_extended_card() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let mut public = default_card(&mock.url());
+    public["supportsAuthenticatedExtendedCard"] = json!(true);
+    mock.set_card(Some(public.clone()));
+    let gw = start(&[(UPSTREAM, &mock.url())], "[card]\nextended_card = true\n").await;
+
+    // From now on the mock answers `agent/getAuthenticatedExtendedCard` with
+    // a card that has one more skill; the gateway's copy of the public card
+    // (fetched at start) does not have it.
+    let mut extended = public.clone();
+    extended["skills"].as_array_mut().expect("skills").push(
+        json!({"id": "admin", "name": "Admin", "description": "For members only",
+                     "tags": ["admin"]}),
+    );
+    mock.set_card(Some(extended));
+
+    let published = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(skill_ids(&published), ["echo"]);
+
+    let auth = [("authorization", "Bearer caller-token")];
+    let reply = call(&gw, "/", 7, "agent/getAuthenticatedExtendedCard", &auth).await;
+    let card = result_of(&reply, 7);
+    assert_eq!(skill_ids(&card), ["echo", "admin"], "{card}");
+    assert_points_at(&card, &gw.url());
+    assert_eq!(card["name"], "Mock Agent");
+
+    let asked = mock.requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0].json()["method"],
+        "agent/getAuthenticatedExtendedCard"
+    );
+    assert_eq!(
+        asked[0].header("authorization"),
+        Some("Bearer caller-token"),
+        "asked with the caller's own credentials"
+    );
+
+    for (i, path) in EXTENDED_PATHS.into_iter().enumerate() {
+        let card = get_card(&gw, path, &auth).await;
+        assert_eq!(skill_ids(&card), ["echo", "admin"], "GET {path}");
+        assert_points_at(&card, &gw.url());
+        assert_eq!(mock.request_count(), 2 + i, "GET {path} asks the agent");
+    }
+
+    // Scoped to one agent: its own extended card, pointed at its path.
+    let reply = call(&gw, "/agents/agent", 8, "GetExtendedAgentCard", &auth).await;
+    let card = result_of(&reply, 8);
+    assert_eq!(skill_ids(&card), ["echo", "admin"], "{card}");
+    assert_eq!(card["url"], agent_url(&gw, UPSTREAM));
+    assert_eq!(
+        card["additionalInterfaces"],
+        json!([{"url": agent_url(&gw, UPSTREAM), "transport": "JSONRPC"}])
+    );
+    let card = get_card(&gw, "/agents/agent/extendedAgentCard", &auth).await;
+    assert_eq!(card["url"], agent_url(&gw, UPSTREAM));
+}
+
+#[tokio::test]
+async fn extended_card_of_a_1_0_agent_is_asked_the_1_0_way() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let mut public = default_card(&mock.url());
+    public["capabilities"]["extendedAgentCard"] = json!(true);
+    mock.set_card(Some(public.clone()));
+    let gw = start(&[(UPSTREAM, &mock.url())], "[card]\nextended_card = true\n").await;
+    let mut extended = public;
+    extended["skills"][0]["description"] = json!("Echoes text back, for members");
+    mock.set_card(Some(extended));
+
+    let reply = call(&gw, "/", 3, "agent/getAuthenticatedExtendedCard", &[]).await;
+    let card = result_of(&reply, 3);
+    assert_eq!(
+        card["skills"][0]["description"],
+        "Echoes text back, for members"
+    );
+    let asked = mock.requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].json()["method"], "GetExtendedAgentCard");
+    assert_eq!(asked[0].header("a2a-version"), Some("1.0"));
+}
+
+#[tokio::test]
+async fn extended_card_off_answers_32007() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway_for(&mock.url()).await;
+
+    let published = get_card(&gw, CARD_PATHS[0], &[]).await;
+    assert_eq!(published["supportsAuthenticatedExtendedCard"], false);
+    assert_eq!(published["capabilities"]["extendedAgentCard"], false);
+
+    for path in ["/", "/agents/agent"] {
+        for (id, method) in [
+            (4, "agent/getAuthenticatedExtendedCard"),
+            (5, "GetExtendedAgentCard"),
+        ] {
+            let reply = call(&gw, path, id, method, &[]).await;
+            assert_rpc_error(&reply, StatusCode::OK, EXTENDED_NOT_CONFIGURED, json!(id));
+        }
+    }
+    // The GET paths are REST: a client reads the status, so they answer
+    // 404 (with the same JSON-RPC error in the body), never to be cached.
+    for path in EXTENDED_PATHS {
+        for path in [path.to_string(), format!("/agents/agent{path}")] {
+            let reply = client::get(&at(&gw, &path), &[]).await;
+            assert_rpc_error(
+                &reply,
+                StatusCode::NOT_FOUND,
+                EXTENDED_NOT_CONFIGURED,
+                Value::Null,
+            );
+            assert_eq!(reply.header("cache-control"), Some("private, no-store"));
+        }
+    }
+    assert_eq!(mock.request_count(), 0, "nothing was forwarded");
+}
+
+#[tokio::test]
+async fn per_agent_card_promises_only_what_its_path_serves() {
+    // The agent offers an extended card; the gateway's is off.
+    let mock = MockAgent::start(Mode::Normal).await;
+    let mut card = mock.card().expect("mock has a card");
+    card["supportsAuthenticatedExtendedCard"] = json!(true);
+    card["capabilities"]["extendedAgentCard"] = json!(true);
+    mock.set_card(Some(card));
+    let gw = gateway_for(&mock.url()).await;
+
+    let served = get_card(&gw, &agent_path(UPSTREAM, CARD_PATHS[0]), &[]).await;
+    let advertised = served["supportsAuthenticatedExtendedCard"] == true
+        || served["capabilities"]["extendedAgentCard"] == true;
+    if advertised {
+        for (id, method) in [
+            (1, "agent/getAuthenticatedExtendedCard"),
+            (2, "GetExtendedAgentCard"),
+        ] {
+            let reply = call(&gw, "/agents/agent", id, method, &[]).await;
+            let v = reply.json();
+            assert!(
+                v["result"].is_object(),
+                "the per-agent card advertises an extended card, but {method} \
+                 at its URL answers {v}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn method_not_allowed_on_card_paths_names_what_is() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = start(&[(UPSTREAM, &mock.url())], "[card]\nextended_card = true\n").await;
+
+    let reply = client::post_json(&at(&gw, CARD_PATHS[0]), "{}", &[]).await;
+    assert_rpc_error(
+        &reply,
+        StatusCode::METHOD_NOT_ALLOWED,
+        INVALID_REQUEST,
+        Value::Null,
+    );
+    assert_eq!(reply.header("allow"), Some("GET, HEAD"));
+
+    // Whatever `Allow` lists must work: HEAD on the extended-card paths is
+    // either served like GET (no body) or not listed.
+    for path in EXTENDED_PATHS {
+        let reply = head(&gw, path).await;
+        if reply.status == StatusCode::METHOD_NOT_ALLOWED {
+            let allow = reply.header("allow").unwrap_or_default();
+            assert!(
+                !allow.contains("HEAD"),
+                "HEAD {path} is refused with Allow: {allow}"
+            );
+        } else {
+            assert_eq!(reply.status, StatusCode::OK, "HEAD {path}");
+            assert!(reply.body.is_empty(), "HEAD {path}: {}", reply.text());
+        }
     }
 }

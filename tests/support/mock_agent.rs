@@ -7,13 +7,13 @@
 //! (everything else), so a keep-alive connection opened in a hyper mode keeps
 //! speaking HTTP after a switch to Garbage or CloseImmediately.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -114,6 +114,28 @@ impl MockAgent {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("mock agent: bind 127.0.0.1:0");
+        MockAgent::serve(listener, mode)
+    }
+
+    /// Binds this exact address (e.g. one a gateway was configured with
+    /// while nothing listened there: "down at start, then up", or the
+    /// address of an agent that was shut down: "back again"). Retries for
+    /// up to 3 s while the port is still in use.
+    pub async fn start_on(addr: SocketAddr, mode: Mode) -> MockAgent {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        let listener = loop {
+            match TcpListener::bind(addr).await {
+                Ok(listener) => break listener,
+                Err(_) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("mock agent: bind {addr}: {e}"),
+            }
+        };
+        MockAgent::serve(listener, mode)
+    }
+
+    fn serve(listener: TcpListener, mode: Mode) -> MockAgent {
         let addr = listener.local_addr().expect("mock agent: local addr");
         let card = default_card(&format!("http://{addr}"));
         let state = Arc::new(State::new(mode, card));
@@ -145,6 +167,30 @@ impl MockAgent {
 
     pub fn card(&self) -> Option<Value> {
         self.state.card()
+    }
+
+    /// Generated task and context ids become `{prefix}task-N` and
+    /// `{prefix}ctx-N` (default: no prefix), so several mocks in one test
+    /// never hand out the same id.
+    pub fn set_id_prefix(&self, prefix: &str) {
+        *lock(&self.state.prefix) = prefix.to_string();
+    }
+
+    /// When on, the mock only knows the tasks it created (or a 0.1 client
+    /// named in `tasks/send`): a call about any other task id (`tasks/get`,
+    /// `GetTask`, cancel, resubscribe, push config, or a message whose
+    /// `taskId` names it) is answered with JSON-RPC -32001 TaskNotFound, and
+    /// a message continuing one of its own tasks keeps that task's id. Off by
+    /// default (every id is answered as if it existed).
+    pub fn set_owned_tasks_only(&self, on: bool) {
+        self.state.owned_only.store(on, Ordering::SeqCst);
+    }
+
+    /// The task ids this mock created (or accepted from a 0.1 client).
+    pub fn owned_tasks(&self) -> Vec<String> {
+        let mut ids: Vec<String> = lock(&self.state.owned).iter().cloned().collect();
+        ids.sort();
+        ids
     }
 
     /// Every JSON-RPC call (POST) received so far, in arrival order. The
@@ -264,6 +310,12 @@ struct State {
     counter: AtomicU64,
     stream_closed: watch::Sender<bool>,
     gate: Semaphore,
+    /// Prefix of generated task and context ids.
+    prefix: Mutex<String>,
+    /// Answer -32001 for task ids this mock did not create.
+    owned_only: AtomicBool,
+    /// Task ids this mock created.
+    owned: Mutex<HashSet<String>>,
 }
 
 impl State {
@@ -276,6 +328,9 @@ impl State {
             counter: AtomicU64::new(0),
             stream_closed: watch::channel(false).0,
             gate: Semaphore::new(0),
+            prefix: Mutex::new(String::new()),
+            owned_only: AtomicBool::new(false),
+            owned: Mutex::new(HashSet::new()),
         }
     }
 
@@ -298,6 +353,54 @@ impl State {
 
     fn mark_stream_closed(&self) {
         self.stream_closed.send_replace(true);
+    }
+
+    fn task_id(&self, n: u64) -> String {
+        format!("{}task-{n}", lock(&self.prefix))
+    }
+
+    fn ctx_id(&self, n: u64) -> String {
+        format!("{}ctx-{n}", lock(&self.prefix))
+    }
+
+    fn owns(&self, task: &str) -> bool {
+        lock(&self.owned).contains(task)
+    }
+
+    fn own(&self, task: &str) {
+        lock(&self.owned).insert(task.to_string());
+    }
+
+    /// The id of the task a send creates: with owned-tasks-only, a message
+    /// continuing one of this mock's tasks keeps its id; otherwise a new one.
+    fn send_task_id(&self, params: &Value, n: u64) -> String {
+        let given = params["message"]["taskId"].as_str();
+        let id = match given {
+            Some(t) if self.owned_only.load(Ordering::SeqCst) && self.owns(t) => t.to_string(),
+            _ => self.task_id(n),
+        };
+        self.own(&id);
+        id
+    }
+
+    /// With owned-tasks-only: the task id `call` is about when this mock
+    /// does not know it.
+    fn foreign_task(&self, call: &RpcCall) -> Option<String> {
+        if !self.owned_only.load(Ordering::SeqCst) {
+            return None;
+        }
+        let p = &call.params;
+        let id = match call.method.as_str() {
+            "tasks/send" | "tasks/sendSubscribe" => return None,
+            "message/send" | "message/stream" | "SendMessage" | "SendStreamingMessage" => {
+                p["message"]["taskId"].as_str()
+            }
+            "tasks/pushNotificationConfig/set" => p["taskId"].as_str(),
+            m if is_push_config(m) && m.contains('/') => p["id"].as_str(),
+            m if is_push_config(m) => p["taskId"].as_str(),
+            _ => p["id"].as_str(),
+        }?;
+        (!self.owns(id)).then(|| id.to_string())
     }
 }
 
@@ -480,6 +583,9 @@ fn handle_rpc(body: &[u8], state: &Arc<State>, plan: StreamPlan) -> Response<Bod
         Ok(call) => call,
         Err(error) => return json_response(error),
     };
+    if state.foreign_task(&call).is_some() {
+        return json_response(rpc_error(&call.id, -32001, "Task not found"));
+    }
     if let Some(spec) = stream_spec(&call, state) {
         let frames = (0..plan.events)
             .map(|i| sse_frame(&call.id, &stream_event(&spec, i, plan.events)))
@@ -538,9 +644,21 @@ fn rpc_error(id: &str, code: i64, message: &str) -> String {
 fn unary_result(call: &RpcCall, state: &State) -> Result<Value, (i64, &'static str)> {
     let params = &call.params;
     let result = match call.method.as_str() {
-        "tasks/send" => v01_task(params),
-        "message/send" => v03_send(params, state.next_n()),
-        "SendMessage" => v10_send(params, state.next_n()),
+        "tasks/send" => {
+            if let Some(id) = params["id"].as_str() {
+                state.own(id);
+            }
+            v01_task(params)
+        }
+        "message/send" => {
+            let n = state.next_n();
+            let task = state.send_task_id(params, n);
+            v03_send(params, &task, &context_id(params, &state.ctx_id(n)))
+        }
+        "SendMessage" => {
+            let n = state.next_n();
+            v10_send(params, &state.send_task_id(params, n), &state.ctx_id(n))
+        }
         "tasks/get" => v03_task(&params["id"], "completed"),
         "tasks/cancel" => v03_task(&params["id"], "canceled"),
         "GetTask" => v10_task(&params["id"], "TASK_STATE_COMPLETED"),
@@ -568,9 +686,10 @@ fn echo(params: &Value) -> String {
     format!("echo: {}", text.unwrap_or_default())
 }
 
-fn context_id(params: &Value, n: u64) -> String {
+/// The message's `contextId`, else `generated`.
+fn context_id(params: &Value, generated: &str) -> String {
     let given = params["message"]["contextId"].as_str();
-    given.map_or_else(|| format!("ctx-{n}"), str::to_string)
+    given.map_or_else(|| generated.to_string(), str::to_string)
 }
 
 fn v01_task(params: &Value) -> Value {
@@ -582,20 +701,20 @@ fn v01_task(params: &Value) -> Value {
     })
 }
 
-fn v03_send(params: &Value, n: u64) -> Value {
+fn v03_send(params: &Value, task: &str, context: &str) -> Value {
     json!({
         "kind": "task",
-        "id": format!("task-{n}"),
-        "contextId": context_id(params, n),
+        "id": task,
+        "contextId": context,
         "status": {"state": "completed"},
         "artifacts": [{"artifactId": "a1", "parts": [{"kind": "text", "text": echo(params)}]}]
     })
 }
 
-fn v10_send(params: &Value, n: u64) -> Value {
+fn v10_send(params: &Value, task: &str, context: &str) -> Value {
     json!({"task": {
-        "id": format!("task-{n}"),
-        "contextId": format!("ctx-{n}"),
+        "id": task,
+        "contextId": context,
         "status": {"state": "TASK_STATE_COMPLETED"},
         "artifacts": [{"artifactId": "a1", "parts": [{"text": echo(params)}]}]
     }})
@@ -637,14 +756,17 @@ fn stream_spec(call: &RpcCall, state: &State) -> Option<StreamSpec> {
     };
     let n = state.next_n();
     let params = &call.params;
+    if let (Shape::V01, Some(id)) = (shape, params["id"].as_str()) {
+        state.own(id);
+    }
     Some(StreamSpec {
         shape,
         task_id: if new_task {
-            json!(format!("task-{n}"))
+            json!(state.send_task_id(params, n))
         } else {
             params["id"].clone()
         },
-        context_id: context_id(params, n),
+        context_id: context_id(params, &state.ctx_id(n)),
         text: echo(params),
     })
 }
