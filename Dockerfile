@@ -18,5 +18,6 @@ USER nonroot
 EXPOSE 8080 9090
 ENTRYPOINT ["/usr/local/bin/a2a-gateway"]
 # Inside a container the listeners must bind every interface; the file's
-# other settings apply.
-CMD ["run", "--config", "/etc/a2a-gateway/gateway.toml", "--listen", "0.0.0.0:8080", "--admin-listen", "0.0.0.0:9090"]
+# other settings apply. Plain HTTP here assumes TLS ends at the ingress or
+# mesh; mount a config with [tls] (and drop --plaintext) to terminate TLS.
+CMD ["run", "--config", "/etc/a2a-gateway/gateway.toml", "--listen", "0.0.0.0:8080", "--admin-listen", "0.0.0.0:9090", "--plaintext"]

@@ -5,6 +5,7 @@
 
 pub mod a2a;
 pub mod admin;
+pub mod auth;
 pub mod body;
 pub mod card;
 pub mod config;
@@ -14,11 +15,13 @@ pub mod error;
 pub mod fleet;
 pub mod observe;
 pub mod proxy;
+pub mod push_guard;
 pub mod routing;
 pub mod server;
 pub mod sse;
 pub mod stack;
 pub mod state;
+pub mod tls;
 pub mod upstream;
 
 use std::net::SocketAddr;

@@ -54,6 +54,10 @@ struct RunArgs {
     /// configured upstream with that name, or adds one.
     #[arg(long = "upstream", value_name = "NAME=URL", value_parser = parse_upstream)]
     upstreams: Vec<(String, String)>,
+    /// Serve plain HTTP on a non-loopback address (TLS ends before the
+    /// gateway, e.g. at an ingress or in a mesh).
+    #[arg(long)]
+    plaintext: bool,
 }
 
 fn parse_upstream(s: &str) -> Result<(String, String), String> {
@@ -117,6 +121,7 @@ async fn run(args: RunArgs) -> ExitCode {
         admin_listen: args.admin_listen,
         public_url: args.public_url,
         upstreams: args.upstreams,
+        plaintext: args.plaintext,
     };
     let loaded = match &args.config {
         Some(path) => config::load_file(path, &overrides),

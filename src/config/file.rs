@@ -14,6 +14,7 @@ pub struct ServerSection {
     pub public_url: Option<String>,
     pub shutdown_grace: String,
     pub http2_max_concurrent_streams: u32,
+    pub plaintext: bool,
 }
 
 impl Default for ServerSection {
@@ -24,6 +25,7 @@ impl Default for ServerSection {
             public_url: None,
             shutdown_grace: "30s".into(),
             http2_max_concurrent_streams: 256,
+            plaintext: false,
         }
     }
 }

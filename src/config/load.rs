@@ -19,7 +19,9 @@ use super::file::{
 };
 use super::*;
 
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 9] = [
+    "tls",
+    "push_guard",
     "server",
     "limits",
     "routing",
@@ -88,6 +90,16 @@ impl Checker {
         let routing = self.section::<RoutingSection>(table.get("routing"), "routing");
         let log = self.section::<LogSection>(table.get("log"), "log");
         let card = self.section::<CardSection>(table.get("card"), "card");
+        let tls = match table.get("tls") {
+            None => Some(None),
+            Some(v) => self
+                .deserialize::<crate::tls::TlsSection>(v, "tls")
+                .and_then(|t| self.sub_settings("tls", crate::tls::settings(&t)))
+                .map(Some),
+        };
+        let push_guard = self
+            .section::<crate::push_guard::PushGuardSection>(table.get("push_guard"), "push_guard")
+            .and_then(|p| self.sub_settings("push_guard", crate::push_guard::settings(&p)));
         let card_refresh =
             self.section::<CardRefreshSection>(table.get("card_refresh"), "card_refresh");
         let upstreams = self.upstream_sections(table.get("upstreams"));
@@ -117,8 +129,13 @@ impl Checker {
             });
         let card = card.and_then(|c| self.card(c, identity_configured));
         let card_refresh = card_refresh.and_then(|c| self.card_refresh(c));
+        if let (Some(server), Some(None)) = (&server, &tls) {
+            self.plaintext_allowed(server);
+        }
         Some(Config {
             server: server?,
+            tls: tls?,
+            push_guard: push_guard?,
             limits: limits?,
             routing: routing?,
             card: card?,
@@ -233,7 +250,44 @@ impl Checker {
             public_url: public_url.map_or(Some(None), |p| p.map(Some))?,
             shutdown_grace: shutdown_grace?,
             http2_max_concurrent_streams: s.http2_max_concurrent_streams.max(1),
+            plaintext: s.plaintext,
         })
+    }
+
+    /// Records the problems a module's own validation found, under `path`.
+    fn sub_settings<T>(
+        &mut self,
+        path: &str,
+        result: Result<T, Vec<(String, String)>>,
+    ) -> Option<T> {
+        match result {
+            Ok(v) => Some(v),
+            Err(problems) => {
+                for (field, message) in problems {
+                    let full = if field.is_empty() {
+                        path.to_string()
+                    } else {
+                        format!("{path}.{field}")
+                    };
+                    self.err(full, message);
+                }
+                None
+            }
+        }
+    }
+
+    /// Plain HTTP is implied on loopback (the sidecar and local use);
+    /// anywhere else it must be asked for.
+    fn plaintext_allowed(&mut self, server: &Server) {
+        if !server.plaintext && !server.listen.ip().is_loopback() {
+            self.err(
+                "server.plaintext",
+                format!(
+                    "refusing to serve plain HTTP on {}: configure [tls], or set server.plaintext = true (or --plaintext) when TLS ends before the gateway",
+                    server.listen
+                ),
+            );
+        }
     }
 
     fn public_url(&mut self, text: &str) -> Option<PublicUrl> {
@@ -774,6 +828,7 @@ mod tests {
                 ("a".into(), "http://h:9".into()),
                 ("b".into(), "http://h:10".into()),
             ],
+            plaintext: false,
         };
         let c = load_with(Some("[[upstreams]]\nname=\"a\"\nurl=\"http://h:1\"\n"), &o).unwrap();
         assert_eq!(c.server.listen.port(), 0);

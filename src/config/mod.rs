@@ -18,6 +18,9 @@ pub use overrides::Overrides;
 #[derive(Debug, Clone)]
 pub struct Config {
     pub server: Server,
+    /// `None`: plain HTTP (allowed on loopback, or with `server.plaintext`).
+    pub tls: Option<crate::tls::TlsSettings>,
+    pub push_guard: crate::push_guard::PushGuard,
     pub limits: Limits,
     pub routing: Routing,
     pub card: Card,
@@ -104,6 +107,8 @@ pub struct Server {
     pub public_url: Option<PublicUrl>,
     pub shutdown_grace: Duration,
     pub http2_max_concurrent_streams: u32,
+    /// Plain HTTP on a non-loopback address was asked for explicitly.
+    pub plaintext: bool,
 }
 
 /// The gateway's public address, split so the JSON-RPC path can be served

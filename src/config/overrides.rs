@@ -12,11 +12,16 @@ pub struct Overrides {
     /// `(name, url)`: replaces the URL of the upstream with that name, or
     /// adds an upstream with default settings.
     pub upstreams: Vec<(String, String)>,
+    /// `--plaintext`: serve plain HTTP on a non-loopback address.
+    pub plaintext: bool,
 }
 
 impl Overrides {
     pub fn apply(&self, table: &mut Table) {
         if let Some(server) = section(table, "server") {
+            if self.plaintext {
+                server.insert("plaintext".into(), Value::Boolean(true));
+            }
             for (key, value) in [
                 ("listen", &self.listen),
                 ("admin_listen", &self.admin_listen),
