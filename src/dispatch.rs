@@ -38,13 +38,18 @@ pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Respo
     let is_extended = EXTENDED_CARD_PATHS.contains(&rest.as_str());
     let is_rpc = rest == "/";
     match parts.method {
-        Method::GET | Method::HEAD if is_card => match scope {
-            Some(i) => agent_card(&state, &parts, i),
-            None => {
-                let rendered = state.fleet.published(&state.config, &endpoint::endpoint(&state, &parts));
-                published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
+        Method::GET | Method::HEAD if is_card => {
+            if let Err(e) = card_access(&state, &parts).await {
+                return e.into_response(None);
             }
-        },
+            match scope {
+                Some(i) => agent_card(&state, &parts, i),
+                None => {
+                    let rendered = state.fleet.published(&state.config, &endpoint::endpoint(&state, &parts));
+                    published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
+                }
+            }
+        }
         Method::GET | Method::HEAD if is_extended => {
             extended::serve(&state, &parts, &proxy::origin(&parts), scope).await
         }
@@ -61,6 +66,14 @@ pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Respo
             hint: "JSON-RPC is served by POST / (or POST /agents/{name}), the Agent Card at GET /.well-known/agent-card.json",
         }
         .into_response(None),
+    }
+}
+
+/// The public cards are public unless `auth.public_card = false`.
+async fn card_access(state: &AppState, parts: &Parts) -> Result<(), GatewayError> {
+    match &state.auth {
+        Some(auth) if !auth.config().public_card => state.authenticate(parts).await.map(|_| ()),
+        _ => Ok(()),
     }
 }
 

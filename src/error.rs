@@ -21,6 +21,11 @@ pub mod codes {
     pub const NO_ROUTE: i32 = -32040;
     /// The request names a skill the gateway does not publish.
     pub const UNKNOWN_SKILL: i32 = -32041;
+    /// Missing or refused credentials (HTTP 401).
+    pub const UNAUTHENTICATED: i32 = -32030;
+    /// A known caller without the right (HTTP 403).
+    pub const FORBIDDEN: i32 = -32031;
+
     /// The upstream could not be reached or closed before answering.
     pub const UPSTREAM_UNAVAILABLE: i32 = -32050;
     /// The upstream did not connect or answer in time.
@@ -77,6 +82,13 @@ pub enum GatewayError {
     UnsupportedOperation(String),
     #[error("the authenticated extended card is not configured on this gateway")]
     ExtendedCardNotConfigured,
+    #[error("authentication failed: {reason}")]
+    Unauthenticated { reason: String, challenge: String },
+    #[error("forbidden: {reason}")]
+    Forbidden {
+        reason: String,
+        challenge: Option<String>,
+    },
     #[error("upstream '{upstream}' is unavailable: {detail}")]
     UpstreamUnavailable { upstream: String, detail: String },
     #[error("upstream '{upstream}' timed out: {detail}")]
@@ -99,6 +111,8 @@ impl GatewayError {
             | TaskNotFound(_)
             | UnsupportedOperation(_)
             | ExtendedCardNotConfigured => StatusCode::OK,
+            Unauthenticated { .. } => StatusCode::UNAUTHORIZED,
+            Forbidden { .. } => StatusCode::FORBIDDEN,
             PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
@@ -125,6 +139,8 @@ impl GatewayError {
             | MethodNotAllowed { .. } => INVALID_REQUEST,
             NoRoute { .. } => codes::NO_ROUTE,
             UnknownSkill { .. } => codes::UNKNOWN_SKILL,
+            Unauthenticated { .. } => codes::UNAUTHENTICATED,
+            Forbidden { .. } => codes::FORBIDDEN,
             TaskNotFound(_) => jsonrpc::TASK_NOT_FOUND,
             UnsupportedOperation(_) => jsonrpc::UNSUPPORTED_OPERATION,
             ExtendedCardNotConfigured => jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
@@ -163,8 +179,20 @@ impl GatewayError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        if let GatewayError::MethodNotAllowed { allow, .. } = &self {
-            headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+        match &self {
+            GatewayError::MethodNotAllowed { allow, .. } => {
+                headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            GatewayError::Unauthenticated { challenge, .. }
+            | GatewayError::Forbidden {
+                challenge: Some(challenge),
+                ..
+            } => {
+                if let Ok(v) = HeaderValue::from_str(challenge) {
+                    headers.insert(header::WWW_AUTHENTICATE, v);
+                }
+            }
+            _ => {}
         }
         response
     }

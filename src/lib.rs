@@ -48,6 +48,12 @@ impl Gateway {
     /// Binds the proxy and admin listeners (port 0 picks a free port) and
     /// starts serving in the background.
     pub async fn start(self) -> std::io::Result<Running> {
+        let tls = match &self.state.config.tls {
+            Some(settings) => Some(tls::TlsState::load(settings).map_err(|e| {
+                std::io::Error::other(format!("cannot load the TLS certificate: {e}"))
+            })?),
+            None => None,
+        };
         let server = &self.state.config.server;
         let listener = TcpListener::bind(server.listen).await?;
         let admin_listener = TcpListener::bind(server.admin_listen).await?;
@@ -62,21 +68,24 @@ impl Gateway {
             .refresh(&self.state.upstreams, &self.state.config)
             .await;
         let refresher = tokio::spawn(refresh_cards(self.state.clone()));
+        let tls_watcher = tls.as_ref().map(|t| t.watch());
         let (stop_proxy, proxy_rx) = watch::channel(false);
         let (stop_admin, admin_rx) = watch::channel(false);
         let proxy_task = tokio::spawn(server::serve(
             listener,
             stack::proxy(self.state.clone()),
             settings.clone(),
+            tls.clone(),
             proxy_rx,
         ));
         let admin_task = tokio::spawn(server::serve(
             admin_listener,
             stack::admin(self.state.clone()),
             settings,
+            None,
             admin_rx,
         ));
-        tracing::info!(%addr, %admin_addr, upstreams = self.state.upstreams.len(), "a2a-gateway listening");
+        tracing::info!(%addr, %admin_addr, tls = tls.is_some(), upstreams = self.state.upstreams.len(), "a2a-gateway listening");
         Ok(Running {
             addr,
             admin_addr,
@@ -86,6 +95,8 @@ impl Gateway {
             proxy_task,
             admin_task,
             refresher,
+            tls,
+            tls_watcher,
         })
     }
 }
@@ -112,6 +123,8 @@ pub struct Running {
     proxy_task: JoinHandle<()>,
     admin_task: JoinHandle<()>,
     refresher: JoinHandle<()>,
+    tls: Option<Arc<tls::TlsState>>,
+    tls_watcher: Option<JoinHandle<()>>,
 }
 
 impl Running {
@@ -131,6 +144,15 @@ impl Running {
             .await;
     }
 
+    /// Re-reads the TLS certificate, key and client CA now, as a file
+    /// change or SIGHUP would; on error the previous certificate stays.
+    pub fn reload_tls(&self) -> Result<(), String> {
+        match &self.tls {
+            Some(tls) => tls.reload(),
+            None => Err("TLS is not configured".into()),
+        }
+    }
+
     /// Forgets every learned task and context owner, as a restart would.
     pub fn forget_affinity(&self) {
         self.state.fleet.affinity.clear();
@@ -142,6 +164,9 @@ impl Running {
     pub async fn shutdown(self) {
         self.state.set_draining();
         self.refresher.abort();
+        if let Some(watcher) = &self.tls_watcher {
+            watcher.abort();
+        }
         let _ = self.stop_proxy.send(true);
         let _ = self.proxy_task.await;
         let _ = self.stop_admin.send(true);

@@ -13,6 +13,8 @@ use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
 use crate::a2a::{jsonrpc, methods, params, Family, Method};
+use crate::auth::authz::Target;
+use crate::auth::Identity;
 use crate::body::Body;
 use crate::card::extended;
 use crate::config::Limits;
@@ -21,7 +23,7 @@ use crate::observe::Observed;
 use crate::routing::{learn, probe, request, Decision, Route, RouteInput, Rule};
 use crate::sse::{RelaySettings, SseRelay};
 use crate::state::{AppState, ConnInfo};
-use crate::upstream::{headers, Origin};
+use crate::upstream::{headers, Caller, Origin};
 
 /// Unknown method names are echoed in errors; a client can send megabytes.
 const MAX_ECHOED_METHOD: usize = 64;
@@ -35,6 +37,12 @@ pub async fn handle(
     path_upstream: Option<usize>,
 ) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    // Credentials first: a caller who may not use the gateway learns
+    // nothing about what it would have made of the request.
+    let identity = match state.authenticate(&parts).await {
+        Ok(identity) => identity,
+        Err(e) => return refuse(&state, e, &parts, body).await,
+    };
     if let Err(e) = check_content_type(&parts.headers) {
         return e.into_response(None);
     }
@@ -61,36 +69,127 @@ pub async fn handle(
         Ok(p) => p,
         Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
     };
-    let origin = origin(&parts);
+    let call = Call {
+        parts: &parts,
+        id,
+        method,
+        params: params.as_ref(),
+        identity: identity.as_ref(),
+        path_upstream,
+    };
+    match forward(&state, &call, bytes.clone()).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(id),
+    }
+}
+
+/// A validated call on its way to an upstream.
+struct Call<'a> {
+    parts: &'a Parts,
+    id: Option<&'a RawValue>,
+    method: &'static Method,
+    params: Option<&'a serde_json::Value>,
+    identity: Option<&'a Identity>,
+    path_upstream: Option<usize>,
+}
+
+async fn forward(
+    state: &Arc<AppState>,
+    call: &Call<'_>,
+    bytes: Bytes,
+) -> Result<Response<Body>, GatewayError> {
+    let (method, parts) = (call.method, call.parts);
+    state
+        .config
+        .push_guard
+        .check_request(method, call.params)
+        .await
+        .map_err(GatewayError::InvalidParams)?;
+    let origin = origin(parts);
+    let caller = Caller {
+        consumed: state.consumed.as_ref(),
+        subject: call.identity.map(|i| i.subject.as_str()),
+    };
     if method.family == Family::ExtendedCard {
-        return extended::answer(&state, &parts, &origin, id, path_upstream).await;
+        return Ok(extended::answer(
+            state,
+            parts,
+            &origin,
+            call.id,
+            call.path_upstream,
+            call.identity,
+        )
+        .await);
     }
     let input = RouteInput {
         method,
-        params: params.as_ref(),
+        params: call.params,
         headers: &parts.headers,
-        path_upstream,
+        path_upstream: call.path_upstream,
     };
-    let route = match route(&state, &input, &parts, &origin).await {
-        Ok(r) => r,
-        Err(e) => return e.into_response(id),
-    };
-    let upstream = &state.upstreams[route.upstream];
+    let route = route(state, &input, parts, &origin, &caller).await?;
     let owner = state.router.name(route.upstream);
+    authorize(state, call, &route, &owner)?;
     tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
     if method.family.streams() && state.fleet.view().can_stream(&owner) == Some(false) {
         let why = format!(
             "{} streams, but agent '{owner}' does not support streaming",
             method.name
         );
-        return GatewayError::UnsupportedOperation(why).into_response(id);
+        return Err(GatewayError::UnsupportedOperation(why));
     }
-    learn_from_request(&state, method, params.as_ref(), &owner);
-    let forwarded = upstream.rpc_request(&parts, bytes.clone(), origin);
-    match upstream.send(forwarded).await {
-        Ok(response) => relay(response, &state, owner, id, &state.config.limits),
-        Err(e) => e.into_response(id),
+    learn_from_request(state, method, call.params, &owner);
+    let upstream = &state.upstreams[route.upstream];
+    let forwarded = upstream.rpc_request_as(parts, bytes, origin, &caller);
+    let response = upstream.send(forwarded).await?;
+    Ok(relay(response, state, owner, call.id, &state.config.limits))
+}
+
+/// 403 unless the authorization rules let this caller use the target.
+fn authorize(
+    state: &AppState,
+    call: &Call<'_>,
+    route: &Route,
+    owner: &str,
+) -> Result<(), GatewayError> {
+    let Some(who) = call.identity else {
+        return Ok(());
+    };
+    let view = state.fleet.view();
+    let target = Target {
+        upstream: owner,
+        skill: route.skill.as_deref(),
+        family: call.method.family.label(),
+    };
+    let owned = |skill: &str| view.skill(skill).is_some_and(|s| s.upstream == owner);
+    if state.config.authz.allows(who, &target, owned) {
+        return Ok(());
     }
+    let what = route
+        .skill
+        .as_deref()
+        .map_or_else(|| format!("agent '{owner}'"), |s| format!("skill '{s}'"));
+    Err(GatewayError::Forbidden {
+        reason: format!(
+            "'{}' may not call {} on {what}",
+            who.subject, call.method.name
+        ),
+        challenge: None,
+    })
+}
+
+/// The 401/403 answer, mirroring the request id when the body has one.
+async fn refuse(
+    state: &AppState,
+    error: GatewayError,
+    parts: &Parts,
+    body: Incoming,
+) -> Response<Body> {
+    let bytes = read_body(&state.config.limits, &parts.headers, body)
+        .await
+        .unwrap_or_default();
+    let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);
+    error.into_response(id)
 }
 
 /// Applies the routing rules; resolves an unknown task by probing.
@@ -99,6 +198,7 @@ async fn route(
     input: &RouteInput<'_>,
     parts: &Parts,
     origin: &Origin,
+    caller: &Caller<'_>,
 ) -> Result<Route, GatewayError> {
     let view = state.fleet.view();
     match state.router.resolve(input, &view, &state.fleet.affinity)? {
@@ -107,11 +207,15 @@ async fn route(
             let candidates: Vec<usize> = (0..state.upstreams.len()).collect();
             let limit = state.router.settings().probe_timeout;
             let version = input.method.version;
+            let client = probe::Client {
+                parts,
+                origin,
+                caller,
+            };
             match probe::find_owner(
                 &state.upstreams,
                 &candidates,
-                parts,
-                origin,
+                &client,
                 &task,
                 version,
                 limit,
@@ -156,7 +260,7 @@ fn learn_from_request(
 
 /// Where the client request came from, for `X-Forwarded-*`.
 pub fn origin(parts: &Parts) -> Origin {
-    let conn = parts.extensions.get::<ConnInfo>().copied();
+    let conn = parts.extensions.get::<ConnInfo>();
     Origin {
         client: conn.map_or_else(|| ([0, 0, 0, 0], 0).into(), |c| c.remote),
         proto: conn.map_or("http", |c| c.proto),

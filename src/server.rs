@@ -1,16 +1,17 @@
 //! The accept loop: HTTP/1.1 with keep-alive and HTTP/2 (h2c prior
-//! knowledge) on one port, per-connection facts attached to each request,
-//! and a graceful drain bounded by a grace period.
+//! knowledge, or ALPN "h2" over TLS) on one port, per-connection facts
+//! attached to each request, and a graceful drain bounded by a grace period.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tower::ServiceExt;
@@ -18,6 +19,7 @@ use tower::ServiceExt;
 use crate::config::{Limits, Server};
 use crate::stack::HttpService;
 use crate::state::ConnInfo;
+use crate::tls::TlsState;
 
 /// Protocol settings for one listener.
 #[derive(Debug, Clone)]
@@ -56,15 +58,31 @@ fn builder(settings: &Settings) -> auto::Builder<TokioExecutor> {
     builder
 }
 
+/// The connection builders a TLS connection picks from by ALPN.
+struct Protocols {
+    /// No ALPN: sniff the HTTP/2 preface, as on plain connections.
+    auto: auto::Builder<TokioExecutor>,
+    http1: auto::Builder<TokioExecutor>,
+    http2: auto::Builder<TokioExecutor>,
+}
+
 /// Serves until `shutdown` turns true, then stops accepting, lets open
 /// connections finish for up to the grace period and closes the rest.
+/// With `tls`, every connection is a TLS one (the handshake runs in the
+/// connection's task, bounded by the header-read timeout).
 pub async fn serve(
     listener: TcpListener,
     service: HttpService,
     settings: Settings,
+    tls: Option<Arc<TlsState>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let builder = builder(&settings);
+    let protocols = Arc::new(Protocols {
+        auto: builder.clone(),
+        http1: builder.clone().http1_only(),
+        http2: builder.clone().http2_only(),
+    });
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
     let bound = listener
@@ -85,9 +103,22 @@ pub async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let local = stream.local_addr().unwrap_or(bound);
-                let info = ConnInfo { remote, local, proto: "http" };
+                let info = ConnInfo { remote, local, proto: "http", peer: None };
+                if let Some(tls) = &tls {
+                    connections.spawn(serve_tls(
+                        stream,
+                        tls.acceptor(),
+                        settings.header_read_timeout,
+                        protocols.clone(),
+                        service.clone(),
+                        info,
+                        graceful.watcher(),
+                    ));
+                    while connections.try_join_next().is_some() {}
+                    continue;
+                }
                 let svc = service.clone().map_request(move |mut r: Request<Incoming>| {
-                    r.extensions_mut().insert(info);
+                    r.extensions_mut().insert(info.clone());
                     r
                 });
                 let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
@@ -111,4 +142,46 @@ pub async fn serve(
         }
     }
     connections.shutdown().await;
+}
+
+/// One TLS connection: the handshake (bounded by `handshake_timeout`),
+/// then HTTP/2 when ALPN chose "h2", HTTP/1.1 when it chose "http/1.1",
+/// and either (by sniffing) when the client sent no ALPN.
+async fn serve_tls(
+    stream: TcpStream,
+    acceptor: tokio_rustls::TlsAcceptor,
+    handshake_timeout: Duration,
+    protocols: Arc<Protocols>,
+    service: HttpService,
+    mut info: ConnInfo,
+    watcher: Watcher,
+) {
+    let remote = info.remote;
+    let stream = match tokio::time::timeout(handshake_timeout, acceptor.accept(stream)).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, %remote, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!(%remote, "TLS handshake timed out");
+            return;
+        }
+    };
+    let (_, tls) = stream.get_ref();
+    info.proto = "https";
+    info.peer = crate::tls::peer_cert(tls).map(Arc::new);
+    let builder = match tls.alpn_protocol() {
+        Some(b"h2") => &protocols.http2,
+        Some(_) => &protocols.http1,
+        None => &protocols.auto,
+    };
+    let svc = service.map_request(move |mut r: Request<Incoming>| {
+        r.extensions_mut().insert(info.clone());
+        r
+    });
+    let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
+    if let Err(e) = watcher.watch(conn.into_owned()).await {
+        tracing::debug!(error = %e, %remote, "connection ended with an error");
+    }
 }

@@ -21,26 +21,32 @@ use crate::state::AppState;
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
 
-/// Credentials a client may send; marked sensitive so no log prints them.
-fn sensitive_headers() -> [HeaderName; 5] {
-    [
+/// Credentials a client may send, plus the API-key headers configured for
+/// the gateway's own schemes; marked sensitive so no log prints them.
+fn sensitive_headers(state: &AppState) -> Vec<HeaderName> {
+    let mut names = vec![
         header::AUTHORIZATION,
         header::PROXY_AUTHORIZATION,
         header::COOKIE,
         HeaderName::from_static("x-api-key"),
         HeaderName::from_static("api-key"),
-    ]
+    ];
+    if let Some(consumed) = &state.consumed {
+        names.extend(consumed.headers.iter().cloned());
+    }
+    names
 }
 
 /// The proxy listener's service.
 pub fn proxy(state: Arc<AppState>) -> HttpService {
+    let sensitive = sensitive_headers(&state);
     let handler = service_fn(move |request: Request<Incoming>| {
         let state = state.clone();
         async move { Ok::<_, Infallible>(crate::dispatch::dispatch(state, request).await) }
     });
     let stack = ServiceBuilder::new()
         // Outermost: credentials are marked before any layer could log them.
-        .layer(SetSensitiveRequestHeadersLayer::new(sensitive_headers()))
+        .layer(SetSensitiveRequestHeadersLayer::new(sensitive))
         // Take the client's X-Request-Id or make one, before the span opens,
         // so every log line and the response carry the same id.
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

@@ -4,9 +4,11 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::fleet::Fleet;
 use crate::routing::Router;
+use crate::upstream::headers::Credentials;
 use crate::upstream::Upstream;
 
 pub struct AppState {
@@ -14,6 +16,10 @@ pub struct AppState {
     pub upstreams: Vec<Upstream>,
     pub router: Router,
     pub fleet: Fleet,
+    /// `None` when the gateway does not authenticate callers.
+    pub auth: Option<Authenticator>,
+    /// The credentials the gateway's own schemes consume.
+    pub consumed: Option<Credentials>,
     draining: AtomicBool,
 }
 
@@ -22,11 +28,15 @@ impl AppState {
         let upstreams = config.upstreams.iter().map(Upstream::new).collect();
         let router = Router::new(&config.upstreams, &config.routing);
         let fleet = Fleet::new(&config);
+        let auth = config.auth.as_ref().map(Authenticator::new);
+        let consumed = config.auth.as_ref().map(Credentials::from_auth);
         Self {
             config,
             upstreams,
             router,
             fleet,
+            auth,
+            consumed,
             draining: AtomicBool::new(false),
         }
     }
@@ -46,6 +56,18 @@ impl AppState {
         }
     }
 
+    /// The caller's identity; `Ok(None)` when the gateway does not
+    /// authenticate.
+    pub async fn authenticate(
+        &self,
+        parts: &http::request::Parts,
+    ) -> Result<Option<crate::auth::Identity>, crate::error::GatewayError> {
+        match &self.auth {
+            Some(auth) => auth.authenticate(parts).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
     pub fn set_draining(&self) {
         self.draining.store(true, Ordering::SeqCst);
     }
@@ -56,10 +78,12 @@ impl AppState {
 }
 
 /// Per-connection facts the server attaches to every request.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ConnInfo {
     pub remote: std::net::SocketAddr,
     /// The address the client connected to (the bound port, never port 0).
     pub local: std::net::SocketAddr,
     pub proto: &'static str,
+    /// The verified client certificate, on a TLS connection that gave one.
+    pub peer: Option<std::sync::Arc<crate::tls::PeerCert>>,
 }

@@ -1,4 +1,278 @@
 //! Authentication per the security schemes the gateway publishes, and
 //! authorization per skill and method.
+//!
+//! Alternatives follow A2A/OpenAPI: the caller must satisfy every scheme of
+//! at least one alternative, holding its scopes. No credentials, or bad
+//! ones, is 401 with a `WWW-Authenticate` challenge naming what would be
+//! accepted; valid credentials without the needed scopes is 403.
 
+pub mod apikey;
+pub mod authz;
+pub mod basic;
+pub mod config;
+pub mod jwks;
 pub mod jwt;
+pub mod publish;
+
+use std::collections::BTreeSet;
+
+use http::header;
+use http::request::Parts;
+use serde_json::{Map, Value};
+
+use crate::error::GatewayError;
+use crate::state::ConnInfo;
+use basic::{BasicVerifier, Outcome};
+use config::{Auth, SchemeKind};
+use jwt::JwtValidator;
+
+/// Who the caller is, as far as the gateway could verify. It travels with
+/// the request (extensions) for routing, authorization, limits and logs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identity {
+    /// Key id, user name, token `sub`, or certificate subject.
+    pub subject: String,
+    /// The scheme(s) that proved it, e.g. "bearer" or "apikey+mtls".
+    pub scheme: String,
+    pub scopes: Vec<String>,
+    pub claims: Map<String, Value>,
+}
+
+/// How one scheme judged a request.
+enum Check {
+    Missing,
+    Invalid(String),
+    Valid(Identity),
+}
+
+enum Verifier {
+    ApiKey,
+    Basic(BasicVerifier),
+    Jwt(JwtValidator),
+    Mtls,
+}
+
+pub struct Authenticator {
+    config: Auth,
+    verifiers: Vec<Verifier>,
+    challenge: String,
+}
+
+impl Authenticator {
+    pub fn new(config: &Auth) -> Self {
+        let verifiers = config
+            .schemes
+            .iter()
+            .map(|s| match &s.kind {
+                SchemeKind::ApiKey { .. } => Verifier::ApiKey,
+                SchemeKind::Basic { users } => Verifier::Basic(BasicVerifier::new(users)),
+                SchemeKind::Bearer { jwt, .. }
+                | SchemeKind::OAuth2 { jwt, .. }
+                | SchemeKind::OpenIdConnect { jwt, .. } => Verifier::Jwt(JwtValidator::new(jwt)),
+                SchemeKind::MutualTls => Verifier::Mtls,
+            })
+            .collect();
+        Self {
+            challenge: challenge(config, None),
+            config: config.clone(),
+            verifiers,
+        }
+    }
+
+    pub fn config(&self) -> &Auth {
+        &self.config
+    }
+
+    /// Verifies the request's credentials against the alternatives.
+    pub async fn authenticate(&self, parts: &Parts) -> Result<Identity, GatewayError> {
+        let mut checks: Vec<Option<Check>> = (0..self.verifiers.len()).map(|_| None).collect();
+        let mut short_of_scopes: Option<Vec<String>> = None;
+        for alternative in &self.config.alternatives {
+            let mut parts_ok: Vec<Identity> = Vec::new();
+            let mut satisfied = true;
+            for (idx, scopes) in alternative {
+                if checks[*idx].is_none() {
+                    checks[*idx] = Some(self.check(*idx, parts).await);
+                }
+                match &checks[*idx] {
+                    Some(Check::Valid(identity)) => {
+                        let missing: Vec<String> = scopes
+                            .iter()
+                            .filter(|s| !identity.scopes.contains(s))
+                            .cloned()
+                            .collect();
+                        if !missing.is_empty() {
+                            short_of_scopes.get_or_insert(missing);
+                            satisfied = false;
+                        }
+                        parts_ok.push(identity.clone());
+                    }
+                    _ => satisfied = false,
+                }
+            }
+            if satisfied {
+                return Ok(merge(parts_ok));
+            }
+        }
+        if let Some(missing) = short_of_scopes {
+            return Err(GatewayError::Forbidden {
+                reason: format!(
+                    "the credentials lack the required scope(s): {}",
+                    missing.join(" ")
+                ),
+                challenge: Some(format!(
+                    "Bearer realm=\"a2a-gateway\", error=\"insufficient_scope\", scope=\"{}\"",
+                    missing.join(" ")
+                )),
+            });
+        }
+        let invalid: Vec<String> = checks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| match c {
+                Some(Check::Invalid(why)) => {
+                    Some(format!("{}: {why}", self.config.schemes[i].name))
+                }
+                _ => None,
+            })
+            .collect();
+        let (reason, challenge) = match invalid.is_empty() {
+            true => (
+                "credentials are required".to_string(),
+                self.challenge.clone(),
+            ),
+            false => (
+                format!("credentials were refused ({})", invalid.join("; ")),
+                challenge(&self.config, Some("invalid_token")),
+            ),
+        };
+        Err(GatewayError::Unauthenticated { reason, challenge })
+    }
+
+    async fn check(&self, idx: usize, parts: &Parts) -> Check {
+        let scheme = &self.config.schemes[idx];
+        let authorization = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let identity = |subject: String| Identity {
+            subject,
+            scheme: scheme.name.clone(),
+            scopes: Vec::new(),
+            claims: Map::new(),
+        };
+        match (&self.verifiers[idx], &scheme.kind) {
+            (
+                Verifier::ApiKey,
+                SchemeKind::ApiKey {
+                    location,
+                    param,
+                    keys,
+                },
+            ) => outcome(
+                apikey::verify(parts, *location, param, keys),
+                identity,
+                "unknown API key",
+            ),
+            (Verifier::Basic(v), _) => outcome(
+                v.verify(authorization).await,
+                identity,
+                "wrong user or password",
+            ),
+            (Verifier::Jwt(v), _) => {
+                let Some(token) = authorization.and_then(|a| basic::strip_scheme(a, "bearer"))
+                else {
+                    return Check::Missing;
+                };
+                match v.validate(token).await {
+                    Ok(t) => Check::Valid(Identity {
+                        subject: t.subject,
+                        scheme: scheme.name.clone(),
+                        scopes: t.scopes,
+                        claims: t.claims,
+                    }),
+                    Err(e) => Check::Invalid(e.to_string()),
+                }
+            }
+            (Verifier::Mtls, _) => match peer_subject(parts) {
+                Some(subject) => Check::Valid(identity(subject)),
+                None => Check::Missing,
+            },
+            (Verifier::ApiKey, _) => Check::Missing,
+        }
+    }
+}
+
+fn outcome(o: Outcome, identity: impl Fn(String) -> Identity, why: &str) -> Check {
+    match o {
+        Outcome::Missing => Check::Missing,
+        Outcome::Invalid => Check::Invalid(why.to_string()),
+        Outcome::Valid(subject) => Check::Valid(identity(subject)),
+    }
+}
+
+/// The identity of a client certificate: its first subjectAltName, else
+/// its subject DN.
+fn peer_subject(parts: &Parts) -> Option<String> {
+    let peer = parts.extensions.get::<ConnInfo>()?.peer.as_ref()?;
+    Some(
+        peer.sans
+            .first()
+            .cloned()
+            .unwrap_or_else(|| peer.subject.clone()),
+    )
+}
+
+/// One identity from the schemes of the satisfied alternative: the first
+/// scheme names the caller; scopes and claims are pooled.
+fn merge(parts: Vec<Identity>) -> Identity {
+    let mut iter = parts.into_iter();
+    let Some(mut first) = iter.next() else {
+        return Identity {
+            subject: String::new(),
+            scheme: String::new(),
+            scopes: Vec::new(),
+            claims: Map::new(),
+        };
+    };
+    for other in iter {
+        first.scheme = format!("{}+{}", first.scheme, other.scheme);
+        for s in other.scopes {
+            if !first.scopes.contains(&s) {
+                first.scopes.push(s);
+            }
+        }
+        for (k, v) in other.claims {
+            first.claims.entry(k).or_insert(v);
+        }
+    }
+    first
+}
+
+/// `WWW-Authenticate` listing every acceptable scheme (RFC 9110 §11.6.1).
+fn challenge(config: &Auth, error: Option<&str>) -> String {
+    let mut out: BTreeSet<String> = BTreeSet::new();
+    let realm = "realm=\"a2a-gateway\"";
+    for s in &config.schemes {
+        let c = match &s.kind {
+            SchemeKind::Basic { .. } => format!("Basic {realm}, charset=\"UTF-8\""),
+            SchemeKind::Bearer { .. }
+            | SchemeKind::OAuth2 { .. }
+            | SchemeKind::OpenIdConnect { .. } => match error {
+                Some(e) => format!("Bearer {realm}, error=\"{e}\""),
+                None => format!("Bearer {realm}"),
+            },
+            SchemeKind::ApiKey {
+                location, param, ..
+            } => {
+                format!(
+                    "ApiKey {realm}, in=\"{}\", name=\"{param}\"",
+                    location.label()
+                )
+            }
+            SchemeKind::MutualTls => format!("MutualTLS {realm}"),
+        };
+        out.insert(c);
+    }
+    out.into_iter().collect::<Vec<_>>().join(", ")
+}

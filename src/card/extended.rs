@@ -12,10 +12,12 @@ use serde_json::{json, Value};
 use super::aggregate::{self, UpstreamCard};
 use super::{endpoint, rewrite};
 use crate::a2a::jsonrpc;
+use crate::auth::authz::Target;
+use crate::auth::Identity;
 use crate::body::{self, Body};
 use crate::error::GatewayError;
 use crate::state::AppState;
-use crate::upstream::{Origin, Upstream};
+use crate::upstream::{Caller, Origin, Upstream};
 
 const MAX_CARD_BYTES: usize = 1024 * 1024;
 
@@ -26,8 +28,9 @@ pub async fn answer(
     origin: &Origin,
     id: Option<&RawValue>,
     scope: Option<usize>,
+    identity: Option<&Identity>,
 ) -> Response<Body> {
-    match build(state, parts, origin, scope).await {
+    match build(state, parts, origin, scope, identity).await {
         Ok(card) => json_response(jsonrpc::result_body(id, &card)),
         Err(e) => e.into_response(id),
     }
@@ -43,7 +46,13 @@ pub async fn serve(
     origin: &Origin,
     scope: Option<usize>,
 ) -> Response<Body> {
-    let mut response = match build(state, parts, origin, scope).await {
+    // The extended card is for authenticated callers, whatever the public
+    // card's setting.
+    let identity = match state.authenticate(parts).await {
+        Ok(identity) => identity,
+        Err(e) => return e.into_response(None),
+    };
+    let mut response = match build(state, parts, origin, scope, identity.as_ref()).await {
         Ok(card) => json_response(Bytes::from(serde_json::to_vec(&card).unwrap_or_default())),
         Err(e @ GatewayError::ExtendedCardNotConfigured) => {
             let mut r = e.into_response(None);
@@ -59,11 +68,13 @@ pub async fn serve(
     response
 }
 
+/// Builds the card this caller may see.
 async fn build(
     state: &AppState,
     parts: &Parts,
     origin: &Origin,
     scope: Option<usize>,
+    identity: Option<&Identity>,
 ) -> Result<Value, GatewayError> {
     if !state.config.card.extended_card {
         return Err(GatewayError::ExtendedCardNotConfigured);
@@ -80,7 +91,8 @@ async fn build(
             let upstream = &state.upstreams[i];
             let public = view.card_of(&upstream.name)?.card.clone();
             Some(async move {
-                let extended = fetch_extended(state, upstream, parts, origin, &public).await;
+                let extended =
+                    fetch_extended(state, upstream, parts, origin, &public, identity).await;
                 (i, extended.unwrap_or(public))
             })
         })
@@ -95,6 +107,17 @@ async fn build(
             });
         };
         rewrite::rewrite(&mut card, &endpoint::agent_endpoint(state, parts, name));
+        let view = state.fleet.view();
+        keep_allowed_skills(state, identity, &mut card, |id| {
+            let published = view
+                .skills
+                .iter()
+                .find(|s| &s.upstream == name && s.original_id == id);
+            Some((
+                name.clone(),
+                published.map_or_else(|| id.to_string(), |s| s.id.clone()),
+            ))
+        });
         return Ok(card);
     }
     let inputs: Vec<UpstreamCard<'_>> = cards
@@ -105,15 +128,47 @@ async fn build(
             policy: &state.config.upstreams[*i].skills,
         })
         .collect();
-    let mut card = aggregate::aggregate(
+    let built = aggregate::aggregate(
         &state.config.card,
         &inputs,
         &endpoint::endpoint(state, parts),
-    )
-    .card;
+    );
+    let mut card = built.card;
     let agents: Vec<&Value> = cards.iter().map(|(_, c)| c).collect();
     super::inherit::apply(&mut card, &agents, &state.config);
+    keep_allowed_skills(state, identity, &mut card, |id| {
+        let skill = built.skills.iter().find(|s| s.id == id)?;
+        Some((skill.upstream.clone(), skill.id.clone()))
+    });
     Ok(card)
+}
+
+/// Leaves in `card.skills` only what this caller may use (calling it with
+/// `message/send`): each caller sees its own fleet. `locate` gives a
+/// listed skill's (upstream, published id).
+fn keep_allowed_skills(
+    state: &AppState,
+    identity: Option<&Identity>,
+    card: &mut Value,
+    locate: impl Fn(&str) -> Option<(String, String)>,
+) {
+    let (Some(who), false) = (identity, state.config.authz.is_open()) else {
+        return;
+    };
+    let Some(Value::Array(skills)) = card.get_mut("skills") else {
+        return;
+    };
+    skills.retain(|skill| {
+        let Some((upstream, id)) = skill.get("id").and_then(Value::as_str).and_then(&locate) else {
+            return false;
+        };
+        let target = Target {
+            upstream: &upstream,
+            skill: Some(&id),
+            family: "send",
+        };
+        state.config.authz.allows(who, &target, |_| false)
+    });
 }
 
 /// The upstream's extended card when its public card offers one, asked
@@ -124,6 +179,7 @@ async fn fetch_extended(
     parts: &Parts,
     origin: &Origin,
     public: &Value,
+    identity: Option<&Identity>,
 ) -> Option<Value> {
     let v1 = public.pointer("/capabilities/extendedAgentCard") == Some(&Value::Bool(true));
     let v03 = public.get("supportsAuthenticatedExtendedCard") == Some(&Value::Bool(true));
@@ -133,7 +189,16 @@ async fn fetch_extended(
         _ => return None,
     };
     let call = json!({"jsonrpc": "2.0", "id": "a2a-gateway-extended-card", "method": method, "params": {}});
-    let mut request = upstream.rpc_request(parts, Bytes::from(call.to_string()), origin.clone());
+    let caller = Caller {
+        consumed: state.consumed.as_ref(),
+        subject: identity.map(|i| i.subject.as_str()),
+    };
+    let mut request = upstream.rpc_request_as(
+        parts,
+        Bytes::from(call.to_string()),
+        origin.clone(),
+        &caller,
+    );
     let h = request.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

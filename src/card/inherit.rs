@@ -18,7 +18,12 @@ pub fn apply(card: &mut Value, agents: &[&Value], config: &crate::config::Config
     ) {
         identity(card, only);
     }
-    security(card, agents);
+    // With gateway authentication its own schemes are published (the
+    // config is the one source of truth); without, the agents' are carried.
+    match &config.auth {
+        Some(auth) => crate::auth::publish::apply(card, auth),
+        None => security(card, agents),
+    }
 }
 
 const IDENTITY: [&str; 6] = [

@@ -187,6 +187,10 @@ pub struct UpstreamSection {
     pub card_url: Option<String>,
     #[serde(default)]
     pub skills: SkillsSection,
+    #[serde(default)]
+    pub forward_credentials: bool,
+    #[serde(default)]
+    pub identity_header: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

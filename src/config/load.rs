@@ -19,7 +19,9 @@ use super::file::{
 };
 use super::*;
 
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 11] = [
+    "auth",
+    "authz",
     "tls",
     "push_guard",
     "server",
@@ -129,6 +131,25 @@ impl Checker {
             });
         let card = card.and_then(|c| self.card(c, identity_configured));
         let card_refresh = card_refresh.and_then(|c| self.card_refresh(c));
+        let auth = match table.get("auth") {
+            None => Some(None),
+            Some(v) => self
+                .deserialize::<crate::auth::config::AuthSection>(v, "auth")
+                .and_then(|a| self.sub_settings("auth", crate::auth::config::auth(&a)))
+                .map(Some),
+        };
+        let names: Vec<String> = upstreams.iter().map(|u| u.name.clone()).collect();
+        let authz = self
+            .section::<crate::auth::config::AuthzSection>(table.get("authz"), "authz")
+            .and_then(|a| self.sub_settings("authz", crate::auth::config::authz(&a, &names)));
+        if let (Some(None), Some(rules)) = (&auth, &authz) {
+            if !rules.is_open() {
+                self.err(
+                    "authz",
+                    "authorization rules need authenticated callers: configure [auth]",
+                );
+            }
+        }
         if let (Some(server), Some(None)) = (&server, &tls) {
             self.plaintext_allowed(server);
         }
@@ -136,6 +157,8 @@ impl Checker {
             server: server?,
             tls: tls?,
             push_guard: push_guard?,
+            auth: auth?,
+            authz: authz?,
             limits: limits?,
             routing: routing?,
             card: card?,
@@ -527,6 +550,18 @@ impl Checker {
             .card_url
             .as_deref()
             .map(|c| self.upstream_url(&at("card_url"), c));
+        let identity_header = match u
+            .identity_header
+            .as_deref()
+            .map(|h| HeaderName::from_bytes(h.as_bytes()))
+        {
+            None => Some(None),
+            Some(Ok(h)) => Some(Some(h)),
+            Some(Err(_)) => {
+                self.err(at("identity_header"), "not a valid HTTP header name");
+                None
+            }
+        };
         let skills = self.skills(&at("skills"), u.skills);
         let headers: Vec<_> = u
             .headers
@@ -542,6 +577,8 @@ impl Checker {
             headers,
             card_url: card_url.map_or(Some(None), |c| c.map(Some))?,
             skills,
+            forward_credentials: u.forward_credentials,
+            identity_header: identity_header?,
         })
     }
 

@@ -21,6 +21,9 @@ pub struct Config {
     /// `None`: plain HTTP (allowed on loopback, or with `server.plaintext`).
     pub tls: Option<crate::tls::TlsSettings>,
     pub push_guard: crate::push_guard::PushGuard,
+    /// `None`: no authentication (credentials pass through to the agents).
+    pub auth: Option<crate::auth::config::Auth>,
+    pub authz: crate::auth::config::Authz,
     pub limits: Limits,
     pub routing: Routing,
     pub card: Card,
@@ -170,6 +173,11 @@ pub struct Upstream {
     /// Where its card is, when not at the well-known paths of its origin.
     pub card_url: Option<Uri>,
     pub skills: SkillPolicy,
+    /// Pass the client's credentials (Authorization, API key) on to this
+    /// agent. Off by default when the gateway authenticates callers.
+    pub forward_credentials: bool,
+    /// Send the verified caller's identity in this header.
+    pub identity_header: Option<HeaderName>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,15 @@ use http::request::Parts;
 use serde_json::{json, Value};
 
 use crate::a2a::Version;
-use crate::upstream::{Origin, Upstream};
+use crate::upstream::{Caller, Origin, Upstream};
+
+/// The client whose call needs the owner: its headers (credentials
+/// filtered as for the call itself) go with the probes.
+pub struct Client<'a> {
+    pub parts: &'a Parts,
+    pub origin: &'a Origin,
+    pub caller: &'a Caller<'a>,
+}
 
 /// At most this many upstreams are asked at once.
 const CONCURRENCY: usize = 16;
@@ -22,8 +30,7 @@ const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 pub async fn find_owner(
     upstreams: &[Upstream],
     candidates: &[usize],
-    client: &Parts,
-    origin: &Origin,
+    client: &Client<'_>,
     task: &str,
     version: Version,
     limit: Duration,
@@ -44,7 +51,7 @@ pub async fn find_owner(
     // to live across the awaits below, which the compiler cannot prove Send.
     let asks: Vec<_> = candidates.iter().copied().filter_map(|i| {
         let upstream = upstreams.get(i)?;
-        let request = upstream.rpc_request(client, body.clone(), origin.clone());
+        let request = upstream.rpc_request_as(client.parts, body.clone(), client.origin.clone(), client.caller);
         Some(async move {
             let answer = upstream.exchange(request, MAX_ANSWER_BYTES, limit).await;
             let owns = matches!(&answer, Ok((status, _, bytes)) if status.is_success() && has_result(bytes));

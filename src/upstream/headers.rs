@@ -101,3 +101,112 @@ mod tests {
         assert_eq!(h["x-forwarded-host"], "gw:8080");
     }
 }
+
+/// The client credentials the gateway itself consumed (its auth schemes),
+/// removed before a request goes to an agent that should not see them.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    pub headers: Vec<HeaderName>,
+    pub query: Vec<String>,
+    pub cookies: Vec<String>,
+}
+
+impl Credentials {
+    pub fn from_auth(auth: &crate::auth::config::Auth) -> Self {
+        use crate::auth::config::{KeyLocation, SchemeKind};
+        let mut c = Credentials {
+            headers: vec![header::AUTHORIZATION],
+            ..Default::default()
+        };
+        for s in &auth.schemes {
+            if let SchemeKind::ApiKey {
+                location, param, ..
+            } = &s.kind
+            {
+                match location {
+                    KeyLocation::Header => c
+                        .headers
+                        .extend(HeaderName::from_bytes(param.as_bytes()).ok()),
+                    KeyLocation::Query => c.query.push(param.clone()),
+                    KeyLocation::Cookie => c.cookies.push(param.clone()),
+                }
+            }
+        }
+        c
+    }
+
+    pub fn strip_headers(&self, headers: &mut HeaderMap) {
+        for name in &self.headers {
+            headers.remove(name);
+        }
+        if self.cookies.is_empty() {
+            return;
+        }
+        let kept: Vec<String> = headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .filter(|c| {
+                !self
+                    .cookies
+                    .iter()
+                    .any(|name| c.split('=').next() == Some(name.as_str()))
+            })
+            .map(str::to_owned)
+            .collect();
+        headers.remove(header::COOKIE);
+        if let Ok(v) = HeaderValue::from_str(&kept.join("; ")) {
+            if !kept.is_empty() {
+                headers.insert(header::COOKIE, v);
+            }
+        }
+    }
+
+    /// The query without the consumed parameters (`None` when nothing is left).
+    pub fn strip_query(&self, query: Option<&str>) -> Option<String> {
+        let query = query?;
+        if self.query.is_empty() {
+            return Some(query.to_string());
+        }
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|pair| {
+                let key = pair.split('=').next().unwrap_or("");
+                !self.query.iter().any(|q| q == key)
+            })
+            .collect();
+        (!kept.is_empty()).then(|| kept.join("&"))
+    }
+}
+
+#[cfg(test)]
+mod credential_tests {
+    use super::*;
+
+    #[test]
+    fn strips_what_the_gateway_consumed_and_keeps_the_rest() {
+        let c = Credentials {
+            headers: vec![header::AUTHORIZATION, HeaderName::from_static("x-api-key")],
+            query: vec!["api_key".into()],
+            cookies: vec!["session".into()],
+        };
+        let mut h = HeaderMap::new();
+        h.insert(header::AUTHORIZATION, "Bearer t".parse().unwrap());
+        h.insert("x-api-key", "k".parse().unwrap());
+        h.insert(header::COOKIE, "a=1; session=s3cret; b=2".parse().unwrap());
+        h.insert("x-other", "kept".parse().unwrap());
+        c.strip_headers(&mut h);
+        assert!(h.get(header::AUTHORIZATION).is_none() && h.get("x-api-key").is_none());
+        assert_eq!(h[header::COOKIE], "a=1; b=2");
+        assert_eq!(h["x-other"], "kept");
+        assert_eq!(
+            c.strip_query(Some("api_key=k&tenant=t")),
+            Some("tenant=t".into())
+        );
+        assert_eq!(c.strip_query(Some("api_key=k")), None);
+        assert_eq!(c.strip_query(None), None);
+    }
+}

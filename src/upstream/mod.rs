@@ -25,6 +25,15 @@ use crate::error::GatewayError;
 /// keep-alive timeouts so the gateway closes first.
 const POOL_IDLE: Duration = Duration::from_secs(60);
 
+/// Who is calling, for credential hygiene and the identity header.
+#[derive(Default)]
+pub struct Caller<'a> {
+    /// The credentials the gateway consumed (`None` without gateway auth).
+    pub consumed: Option<&'a headers::Credentials>,
+    /// The verified caller.
+    pub subject: Option<&'a str>,
+}
+
 /// Where the client request came from, for `X-Forwarded-*`.
 #[derive(Clone)]
 pub struct Origin {
@@ -41,6 +50,8 @@ pub struct Upstream {
     connect_timeout: Duration,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
     card_url: Option<Uri>,
+    forward_credentials: bool,
+    identity_header: Option<HeaderName>,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
@@ -63,6 +74,8 @@ impl Upstream {
             connect_timeout: cfg.connect_timeout,
             extra_headers: cfg.headers.clone(),
             card_url: cfg.card_url.clone(),
+            forward_credentials: cfg.forward_credentials,
+            identity_header: cfg.identity_header.clone(),
             client,
         }
     }
@@ -70,6 +83,20 @@ impl Upstream {
     /// The JSON-RPC call as the upstream will see it: the client's body byte
     /// for byte, its end-to-end headers, and the gateway's forwarding headers.
     pub fn rpc_request(&self, client: &Parts, body: Bytes, origin: Origin) -> Request<Full<Bytes>> {
+        self.rpc_request_as(client, body, origin, &Caller::default())
+    }
+
+    /// The call as the upstream will see it: the client's body byte for
+    /// byte, its end-to-end headers less the credentials the gateway
+    /// consumed (unless this upstream is to receive them), the gateway's
+    /// forwarding headers, and the verified identity where configured.
+    pub fn rpc_request_as(
+        &self,
+        client: &Parts,
+        body: Bytes,
+        origin: Origin,
+        caller: &Caller<'_>,
+    ) -> Request<Full<Bytes>> {
         let mut headers = client.headers.clone();
         headers::strip_hop_by_hop(&mut headers);
         // The gateway already read the body; the upstream must not wait for a
@@ -77,13 +104,25 @@ impl Upstream {
         for name in [header::HOST, header::CONTENT_LENGTH, header::EXPECT] {
             headers.remove(name);
         }
+        let mut query = client.uri.query().map(str::to_owned);
+        if let (Some(consumed), false) = (caller.consumed, self.forward_credentials) {
+            consumed.strip_headers(&mut headers);
+            query = consumed.strip_query(query.as_deref());
+        }
+        if let Some(name) = &self.identity_header {
+            // Never trust a client's own claim to be someone.
+            headers.remove(name);
+            if let Some(v) = caller.subject.and_then(|s| HeaderValue::from_str(s).ok()) {
+                headers.insert(name.clone(), v);
+            }
+        }
         headers::add_forwarded(&mut headers, origin.client.ip(), origin.proto, origin.host);
         for (name, value) in &self.extra_headers {
             headers.insert(name.clone(), value.clone());
         }
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = Method::POST;
-        *request.uri_mut() = self.target(client.uri.query());
+        *request.uri_mut() = self.target(query.as_deref());
         *request.version_mut() = self.version();
         *request.headers_mut() = headers;
         request
