@@ -81,9 +81,9 @@ fn shallow(raw: &RawValue, levels: usize) -> Result<Value, serde_json::Error> {
     let text = raw.get();
     match text.as_bytes().first() {
         Some(b'{') if levels > 0 => {
-            let members: std::collections::BTreeMap<String, Box<RawValue>> =
-                serde_json::from_str(text)?;
+            let members: Members = serde_json::from_str(text)?;
             members
+                .0
                 .into_iter()
                 .map(|(k, v)| Ok((k, shallow(&v, levels - 1)?)))
                 .collect::<Result<Obj, _>>()
@@ -98,6 +98,39 @@ fn shallow(raw: &RawValue, levels: usize) -> Result<Value, serde_json::Error> {
                 .map(Value::Array)
         }
         _ => Ok(serde_json::from_str(text).unwrap_or(Value::Null)),
+    }
+}
+
+/// An object's members, refusing a repeated name: JSON leaves duplicates
+/// undefined, and an agent that keeps the first value would act on
+/// something other than what the gateway checked (a webhook URL, a task id).
+struct Members(Vec<(String, Box<RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members, A::Error> {
+                let mut out: Vec<(String, Box<RawValue>)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
+                    if out.iter().any(|(seen, _)| *seen == k) {
+                        return Err(serde::de::Error::custom(format!(
+                            "member '{k}' appears twice"
+                        )));
+                    }
+                    out.push((k, v));
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Visit)
     }
 }
 
@@ -218,6 +251,17 @@ mod tests {
         for (method, params) in ok {
             assert_eq!(run(method, params), Ok(()), "{method} {params}");
         }
+    }
+
+    #[test]
+    fn duplicate_members_are_refused_where_the_gateway_looks() {
+        let twice = r#"{"taskId":"t","pushNotificationConfig":{"url":"https://ok.example","url":"http://10.0.0.1"}}"#;
+        let err = run("tasks/pushNotificationConfig/set", twice).unwrap_err();
+        assert!(err.contains("member 'url' appears twice"), "{err}");
+        // Deeper than the gateway reads, data is the agent's business.
+        let deep =
+            r#"{"message":{"messageId":"m","role":"user","parts":[{"data":{"a":{"b":1,"b":2}}}]}}"#;
+        assert_eq!(run("message/send", deep), Ok(()));
     }
 
     #[test]
