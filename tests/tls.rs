@@ -811,3 +811,36 @@ async fn check_reports_tls_problems_by_field() {
     assert!(err.contains("cannot read"), "{err}");
     assert!(err.contains("tls.client_auth"), "{err}");
 }
+
+/// The `mutualTLS` security scheme: the verified client certificate is the
+/// caller's identity (its first subjectAltName), passed to the agent in the
+/// identity header; a TLS client without one is refused with 401.
+#[tokio::test]
+async fn the_mutual_tls_scheme_names_the_caller_by_its_certificate() {
+    let ca = Ca::new("Test CA");
+    let files = Files::new("mtls-scheme", &ca.server("gateway", 1));
+    let client_ca = files.dir.write("ca.pem", &ca.cert.pem());
+    let agent = MockAgent::start(Mode::Normal).await;
+    let text = format!(
+        "{}\n[auth]\n[auth.schemes.mtls]\ntype = \"mutualTLS\"\n\n[[upstreams]]\nname = \"echo\"\nurl = \"{}\"\nidentity_header = \"X-Caller\"\n",
+        files.section(Some(&client_ca), Some("optional"), "1h"),
+        agent.url()
+    );
+    let gw = TestGateway::from_toml(&text).await;
+
+    let anonymous = call(gw.addr(), &ClientSetup::new(&ca)).await.unwrap();
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(anonymous.json()["error"]["code"], -32030);
+    assert_eq!(agent.requests().len(), 0);
+
+    let alice = ca.client("alice");
+    let answer = call(gw.addr(), &ClientSetup::new(&ca).identity(&alice))
+        .await
+        .unwrap();
+    assert_answered(&answer);
+    let seen = agent
+        .requests()
+        .pop()
+        .expect("alice's call reached the agent");
+    assert_eq!(seen.header("x-caller"), Some("alice@example.com"));
+}
