@@ -29,7 +29,14 @@ pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Respo
             let (name, rest) = tail.split_once('/').map_or((tail, "/"), |(n, r)| (n, r));
             match state.router.index(name) {
                 Some(i) => (Some(i), format!("/{}", rest.trim_start_matches('/'))),
-                None => return unknown_agent(&parts, name),
+                None => {
+                    // Credentials first: which agent names exist is not
+                    // told to unauthenticated callers.
+                    if let Err(e) = state.authenticate(&parts).await {
+                        return e.into_response(None);
+                    }
+                    return unknown_agent(&parts, name);
+                }
             }
         }
         None => (None, path),
@@ -93,6 +100,10 @@ fn agent_card(state: &AppState, parts: &Parts, index: usize) -> Response<Body> {
     };
     let mut card = fetched.card.clone();
     rewrite::rewrite(&mut card, &endpoint::agent_endpoint(state, parts, name));
+    // At this URL the gateway's own schemes are what is enforced.
+    if let Some(auth) = &state.config.auth {
+        crate::auth::publish::apply(&mut card, auth);
+    }
     if !state.config.card.extended_card {
         rewrite::withdraw_extended_card(&mut card);
     }

@@ -127,7 +127,7 @@ async fn forward(
         headers: &parts.headers,
         path_upstream: call.path_upstream,
     };
-    let route = route(state, &input, parts, &origin, &caller).await?;
+    let route = route(state, &input, parts, &origin, &caller, call.identity).await?;
     let owner = state.router.name(route.upstream);
     authorize(state, call, &route, &owner)?;
     tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
@@ -199,12 +199,19 @@ async fn route(
     parts: &Parts,
     origin: &Origin,
     caller: &Caller<'_>,
+    identity: Option<&Identity>,
 ) -> Result<Route, GatewayError> {
     let view = state.fleet.view();
     match state.router.resolve(input, &view, &state.fleet.affinity)? {
         Decision::Route(route) => Ok(route),
         Decision::Probe { task } => {
-            let candidates: Vec<usize> = (0..state.upstreams.len()).collect();
+            // Only agents this caller may use for this method are asked: a
+            // probe must not reach an agent on behalf of someone who may
+            // not call it, nor tell them whether a task exists there.
+            let family = input.method.family.label();
+            let candidates: Vec<usize> = (0..state.upstreams.len())
+                .filter(|&i| may_use(state, &view, identity, i, family))
+                .collect();
             let limit = state.router.settings().probe_timeout;
             let version = input.method.version;
             let client = probe::Client {
@@ -237,6 +244,27 @@ async fn route(
             }
         }
     }
+}
+
+fn may_use(
+    state: &AppState,
+    view: &crate::fleet::FleetView,
+    identity: Option<&Identity>,
+    upstream: usize,
+    family: &str,
+) -> bool {
+    let Some(who) = identity else {
+        return true;
+    };
+    let name = state.router.name(upstream);
+    let target = Target {
+        upstream: &name,
+        skill: None,
+        family,
+    };
+    state.config.authz.allows(who, &target, |skill| {
+        view.skill(skill).is_some_and(|s| *s.upstream == *name)
+    })
 }
 
 /// 0.1 clients choose their task and session ids; they belong to the

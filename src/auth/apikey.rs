@@ -64,7 +64,7 @@ pub fn cookie_value(headers: &http::HeaderMap, name: &str) -> Option<String> {
         })
 }
 
-fn percent_decode(text: &str) -> String {
+pub fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

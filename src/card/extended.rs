@@ -107,6 +107,9 @@ async fn build(
             });
         };
         rewrite::rewrite(&mut card, &endpoint::agent_endpoint(state, parts, name));
+        if let Some(auth) = &state.config.auth {
+            crate::auth::publish::apply(&mut card, auth);
+        }
         let view = state.fleet.view();
         keep_allowed_skills(state, identity, &mut card, |id| {
             let published = view

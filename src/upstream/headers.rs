@@ -174,8 +174,9 @@ impl Credentials {
         let kept: Vec<&str> = query
             .split('&')
             .filter(|pair| {
-                let key = pair.split('=').next().unwrap_or("");
-                !self.query.iter().any(|q| q == key)
+                // Compared decoded, as the key was looked for.
+                let key = crate::auth::apikey::percent_decode(pair.split('=').next().unwrap_or(""));
+                !self.query.iter().any(|q| *q == key)
             })
             .collect();
         (!kept.is_empty()).then(|| kept.join("&"))
