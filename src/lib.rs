@@ -13,6 +13,7 @@ pub mod demo;
 pub mod dispatch;
 pub mod error;
 pub mod fleet;
+pub mod limits;
 pub mod observe;
 pub mod proxy;
 pub mod push_guard;

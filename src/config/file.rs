@@ -174,7 +174,24 @@ impl Default for LogSection {
 #[serde(deny_unknown_fields)]
 pub struct UpstreamSection {
     pub name: String,
-    pub url: String,
+    /// One replica's URL, or
+    #[serde(default)]
+    pub url: Option<String>,
+    /// several replicas of the same agent, balanced.
+    #[serde(default)]
+    pub urls: Vec<String>,
+    #[serde(default = "default_balance")]
+    pub balance: String,
+    #[serde(default)]
+    pub breaker: BreakerSection,
+    /// Calls in flight to this upstream at once (all replicas).
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: u32,
+    /// Calls that may wait for a slot, and for how long, before 503.
+    #[serde(default = "default_queue")]
+    pub queue: u32,
+    #[serde(default = "default_queue_timeout")]
+    pub queue_timeout: String,
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout: String,
     #[serde(default = "default_response_header_timeout")]
@@ -199,6 +216,58 @@ pub struct SkillsSection {
     pub include: Option<Vec<String>>,
     pub exclude: Vec<String>,
     pub rename: BTreeMap<String, String>,
+}
+
+fn default_balance() -> String {
+    "least_outstanding".into()
+}
+
+fn default_max_in_flight() -> u32 {
+    1024
+}
+
+fn default_queue() -> u32 {
+    64
+}
+
+fn default_queue_timeout() -> String {
+    "1s".into()
+}
+
+/// Ejecting a replica that fails consistently.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BreakerSection {
+    /// Consecutive failures (refused, reset, timed out, 5xx) that open it.
+    pub failures: u32,
+    /// How long it stays open before one probe call is let through.
+    pub open_for: String,
+}
+
+impl Default for BreakerSection {
+    fn default() -> Self {
+        Self {
+            failures: 5,
+            open_for: "10s".into(),
+        }
+    }
+}
+
+/// `[concurrency]`: open SSE streams.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConcurrencySection {
+    pub max_streams: u32,
+    pub max_streams_per_caller: u32,
+}
+
+impl Default for ConcurrencySection {
+    fn default() -> Self {
+        Self {
+            max_streams: 10_000,
+            max_streams_per_caller: 100,
+        }
+    }
 }
 
 fn default_connect_timeout() -> String {

@@ -19,7 +19,9 @@ use super::file::{
 };
 use super::*;
 
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 13] = [
+    "rate_limits",
+    "concurrency",
     "auth",
     "authz",
     "tls",
@@ -139,6 +141,17 @@ impl Checker {
                 .map(Some),
         };
         let names: Vec<String> = upstreams.iter().map(|u| u.name.clone()).collect();
+        let rate_limits = self
+            .section::<crate::limits::rate::RateLimitsSection>(
+                table.get("rate_limits"),
+                "rate_limits",
+            )
+            .and_then(|r| {
+                self.sub_settings("rate_limits", crate::limits::rate::settings(&r, &names))
+            });
+        let concurrency = self
+            .section::<super::file::ConcurrencySection>(table.get("concurrency"), "concurrency")
+            .and_then(|c| self.concurrency(c));
         let authz = self
             .section::<crate::auth::config::AuthzSection>(table.get("authz"), "authz")
             .and_then(|a| self.sub_settings("authz", crate::auth::config::authz(&a, &names)));
@@ -159,6 +172,8 @@ impl Checker {
             push_guard: push_guard?,
             auth: auth?,
             authz: authz?,
+            rate_limits: rate_limits?,
+            concurrency: concurrency?,
             limits: limits?,
             routing: routing?,
             card: card?,
@@ -417,6 +432,19 @@ impl Checker {
         })
     }
 
+    fn concurrency(&mut self, c: super::file::ConcurrencySection) -> Option<Concurrency> {
+        if c.max_streams == 0 {
+            self.err("concurrency.max_streams", "must be at least 1");
+        }
+        if c.max_streams_per_caller == 0 {
+            self.err("concurrency.max_streams_per_caller", "must be at least 1");
+        }
+        Some(Concurrency {
+            max_streams: c.max_streams.max(1) as usize,
+            max_streams_per_caller: c.max_streams_per_caller.max(1) as usize,
+        })
+    }
+
     fn card(&mut self, c: CardSection, identity_configured: bool) -> Option<Card> {
         for (path, value) in [("card.name", &c.name), ("card.version", &c.version)] {
             if value.trim().is_empty() {
@@ -542,7 +570,26 @@ impl Checker {
                 "must be non-empty and use only letters, digits, '-' and '_' (it appears in URLs)",
             );
         }
-        let url = self.upstream_url(&at("url"), &u.url);
+        let urls = self.replica_urls(i, &u);
+        let balance = match u.balance.as_str() {
+            "least_outstanding" => Some(Balance::LeastOutstanding),
+            "round_robin" => Some(Balance::RoundRobin),
+            other => {
+                self.err(
+                    at("balance"),
+                    format!("must be \"least_outstanding\" or \"round_robin\", not \"{other}\""),
+                );
+                None
+            }
+        };
+        let open_for = self.duration(&at("breaker.open_for"), &u.breaker.open_for);
+        if u.breaker.failures == 0 {
+            self.err(at("breaker.failures"), "must be at least 1");
+        }
+        if u.max_in_flight == 0 {
+            self.err(at("max_in_flight"), "must be at least 1");
+        }
+        let queue_timeout = self.duration(&at("queue_timeout"), &u.queue_timeout);
         let connect_timeout = self.duration(&at("connect_timeout"), &u.connect_timeout);
         let response_header_timeout =
             self.duration(&at("response_header_timeout"), &u.response_header_timeout);
@@ -568,9 +615,19 @@ impl Checker {
             .iter()
             .filter_map(|(name, source)| self.header(&at(&format!("headers.{name}")), name, source))
             .collect();
+        let urls = urls?;
         Some(Upstream {
             name: u.name,
-            url: url?,
+            url: urls.first()?.clone(),
+            urls,
+            balance: balance?,
+            breaker: Breaker {
+                failures: u.breaker.failures.max(1),
+                open_for: open_for?,
+            },
+            max_in_flight: u.max_in_flight.max(1) as usize,
+            queue: u.queue as usize,
+            queue_timeout: queue_timeout?,
             connect_timeout: connect_timeout?,
             response_header_timeout: response_header_timeout?,
             http2: u.http2,
@@ -580,6 +637,38 @@ impl Checker {
             forward_credentials: u.forward_credentials,
             identity_header: identity_header?,
         })
+    }
+
+    /// `url` (one replica) or `urls` (several), not both, not neither.
+    fn replica_urls(&mut self, i: usize, u: &UpstreamSection) -> Option<Vec<Uri>> {
+        let texts: Vec<(String, &str)> = match (&u.url, u.urls.is_empty()) {
+            (Some(url), true) => vec![(format!("upstreams[{i}].url"), url.as_str())],
+            (None, false) => u
+                .urls
+                .iter()
+                .enumerate()
+                .map(|(j, t)| (format!("upstreams[{i}].urls[{j}]"), t.as_str()))
+                .collect(),
+            (Some(_), false) => {
+                self.err(
+                    format!("upstreams[{i}].urls"),
+                    "give url (one replica) or urls (several), not both",
+                );
+                return None;
+            }
+            (None, true) => {
+                self.err(
+                    format!("upstreams[{i}].url"),
+                    "is required (or urls, for several replicas)",
+                );
+                return None;
+            }
+        };
+        let parsed: Vec<Option<Uri>> = texts
+            .iter()
+            .map(|(path, t)| self.upstream_url(path, t))
+            .collect();
+        parsed.into_iter().collect()
     }
 
     fn upstream_url(&mut self, path: &str, text: &str) -> Option<Uri> {

@@ -24,6 +24,8 @@ pub struct Config {
     /// `None`: no authentication (credentials pass through to the agents).
     pub auth: Option<crate::auth::config::Auth>,
     pub authz: crate::auth::config::Authz,
+    pub rate_limits: crate::limits::rate::RateLimitSettings,
+    pub concurrency: Concurrency,
     pub limits: Limits,
     pub routing: Routing,
     pub card: Card,
@@ -158,11 +160,38 @@ pub struct Routing {
     pub matcher: MatchSettings,
 }
 
+/// Open SSE streams allowed.
+#[derive(Debug, Clone)]
+pub struct Concurrency {
+    pub max_streams: usize,
+    pub max_streams_per_caller: usize,
+}
+
+/// How calls are spread over an upstream's replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Balance {
+    LeastOutstanding,
+    RoundRobin,
+}
+
+#[derive(Debug, Clone)]
+pub struct Breaker {
+    pub failures: u32,
+    pub open_for: Duration,
+}
+
 #[derive(Debug, Clone)]
 pub struct Upstream {
     pub name: String,
-    /// The upstream's JSON-RPC endpoint (http only).
+    /// The first replica's JSON-RPC endpoint (http only).
     pub url: Uri,
+    /// Every replica's endpoint, `url` first.
+    pub urls: Vec<Uri>,
+    pub balance: Balance,
+    pub breaker: Breaker,
+    pub max_in_flight: usize,
+    pub queue: usize,
+    pub queue_timeout: Duration,
     pub connect_timeout: Duration,
     pub response_header_timeout: Duration,
     /// Speak HTTP/2 with prior knowledge (h2c) to this upstream.
