@@ -21,6 +21,12 @@ pub mod codes {
     pub const NO_ROUTE: i32 = -32040;
     /// The request names a skill the gateway does not publish.
     pub const UNKNOWN_SKILL: i32 = -32041;
+    /// Over a rate limit (HTTP 429, with Retry-After and RateLimit headers).
+    pub const RATE_LIMITED: i32 = -32070;
+    /// Shed: too many calls in flight or streams open (HTTP 503).
+    pub const OVERLOADED: i32 = -32071;
+    /// Every replica of the upstream is ejected by its breaker (HTTP 503).
+    pub const UPSTREAM_EJECTED: i32 = -32055;
     /// Missing or refused credentials (HTTP 401).
     pub const UNAUTHENTICATED: i32 = -32030;
     /// A known caller without the right (HTTP 403).
@@ -82,6 +88,16 @@ pub enum GatewayError {
     UnsupportedOperation(String),
     #[error("the authenticated extended card is not configured on this gateway")]
     ExtendedCardNotConfigured,
+    #[error("rate limit exceeded ({}): retry after {}s", .0.limit, .0.retry_after.as_secs_f64().ceil())]
+    RateLimited(crate::limits::rate::Refusal),
+    #[error("overloaded: {0}")]
+    Overloaded(String),
+    #[error("upstream '{upstream}' is ejected: {detail}")]
+    UpstreamEjected {
+        upstream: String,
+        detail: String,
+        retry_after: std::time::Duration,
+    },
     #[error("authentication failed: {reason}")]
     Unauthenticated { reason: String, challenge: String },
     #[error("forbidden: {reason}")]
@@ -111,6 +127,8 @@ impl GatewayError {
             | TaskNotFound(_)
             | UnsupportedOperation(_)
             | ExtendedCardNotConfigured => StatusCode::OK,
+            RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            Overloaded(_) | UpstreamEjected { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Unauthenticated { .. } => StatusCode::UNAUTHORIZED,
             Forbidden { .. } => StatusCode::FORBIDDEN,
             PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -139,6 +157,9 @@ impl GatewayError {
             | MethodNotAllowed { .. } => INVALID_REQUEST,
             NoRoute { .. } => codes::NO_ROUTE,
             UnknownSkill { .. } => codes::UNKNOWN_SKILL,
+            RateLimited(_) => codes::RATE_LIMITED,
+            Overloaded(_) => codes::OVERLOADED,
+            UpstreamEjected { .. } => codes::UPSTREAM_EJECTED,
             Unauthenticated { .. } => codes::UNAUTHENTICATED,
             Forbidden { .. } => codes::FORBIDDEN,
             TaskNotFound(_) => jsonrpc::TASK_NOT_FOUND,
@@ -163,6 +184,10 @@ impl GatewayError {
             | UpstreamTimeout { upstream, .. }
             | UpstreamBadResponse { upstream, .. } => Some(json!({ "upstream": upstream })),
             PayloadTooLarge { limit } => Some(json!({ "limit": limit })),
+            RateLimited(r) => Some(
+                json!({ "limit": r.limit, "retryAfterSeconds": r.retry_after.as_secs_f64().ceil() }),
+            ),
+            UpstreamEjected { upstream, .. } => Some(json!({ "upstream": upstream })),
             _ => None,
         }
     }
@@ -182,6 +207,19 @@ impl GatewayError {
         match &self {
             GatewayError::MethodNotAllowed { allow, .. } => {
                 headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+            }
+            GatewayError::RateLimited(r) => {
+                let retry = r.retry_after.as_secs_f64().ceil().max(1.0) as u64;
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(retry));
+                for (name, value) in [("ratelimit-policy", &r.policy), ("ratelimit", &r.state)] {
+                    if let Ok(v) = HeaderValue::from_str(value) {
+                        headers.insert(http::HeaderName::from_static(name), v);
+                    }
+                }
+            }
+            GatewayError::UpstreamEjected { retry_after, .. } => {
+                let retry = retry_after.as_secs_f64().ceil().max(1.0) as u64;
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(retry));
             }
             GatewayError::Unauthenticated { challenge, .. }
             | GatewayError::Forbidden {

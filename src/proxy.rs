@@ -19,6 +19,7 @@ use crate::body::Body;
 use crate::card::extended;
 use crate::config::Limits;
 use crate::error::GatewayError;
+use crate::limits::concurrency::{Guarded, StreamPermit};
 use crate::observe::Observed;
 use crate::routing::{learn, probe, request, Decision, Route, RouteInput, Rule};
 use crate::sse::{RelaySettings, SseRelay};
@@ -83,6 +84,12 @@ pub async fn handle(
     }
 }
 
+/// The places a call holds until its answer has been delivered.
+struct Permits {
+    slot: tokio::sync::OwnedSemaphorePermit,
+    stream: Option<StreamPermit>,
+}
+
 /// A validated call on its way to an upstream.
 struct Call<'a> {
     parts: &'a Parts,
@@ -130,6 +137,22 @@ async fn forward(
     let route = route(state, &input, parts, &origin, &caller, call.identity).await?;
     let owner = state.router.name(route.upstream);
     authorize(state, call, &route, &owner)?;
+    // Keyed by who is calling: the verified identity, else the client address.
+    let caller_key = match call.identity {
+        Some(who) => format!("id:{}", who.subject),
+        None => format!("ip:{}", origin.client.ip()),
+    };
+    state
+        .rate
+        .check(&caller_key, &owner, route.skill.as_deref())
+        .map_err(GatewayError::RateLimited)?;
+    // Streams are bounded per caller and in total; every call by the
+    // upstream's in-flight limit (a short queue, then shed).
+    let stream = match method.family.streams() {
+        true => Some(state.streams.try_open(&caller_key)?),
+        false => None,
+    };
+    let slot = state.in_flight[route.upstream].acquire().await?;
     tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
     if method.family.streams() && state.fleet.view().can_stream(&owner) == Some(false) {
         let why = format!(
@@ -142,7 +165,15 @@ async fn forward(
     let upstream = &state.upstreams[route.upstream];
     let forwarded = upstream.rpc_request_as(parts, bytes, origin, &caller);
     let response = upstream.send(forwarded).await?;
-    Ok(relay(response, state, owner, call.id, &state.config.limits))
+    let permits = Permits { slot, stream };
+    Ok(relay(
+        response,
+        state,
+        owner,
+        call.id,
+        &state.config.limits,
+        permits,
+    ))
 }
 
 /// 403 unless the authorization rules let this caller use the target.
@@ -358,6 +389,7 @@ fn relay(
     owner: Arc<str>,
     id: Option<&RawValue>,
     limits: &Limits,
+    permits: Permits,
 ) -> Response<Body> {
     let (mut parts, body) = response.into_parts();
     headers::strip_hop_by_hop(&mut parts.headers);
@@ -380,16 +412,20 @@ fn relay(
             max_event_bytes: limits.max_sse_event_bytes,
             on_events: Some(on_events),
         };
-        SseRelay::new(body, settings).boxed_unsync()
+        // A stream holds its stream place for its whole life, but not an
+        // in-flight slot: streams are bounded by their own limits.
+        drop(permits.slot);
+        Guarded::new(SseRelay::new(body, settings), permits.stream).boxed_unsync()
     } else {
-        Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
+        let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
             learner
                 .fleet
                 .affinity
                 .learn(&learn::from_response(bytes), &owner);
-        })
-        .map_err(Into::into)
-        .boxed_unsync()
+        });
+        Guarded::new(observed, permits)
+            .map_err(Into::into)
+            .boxed_unsync()
     };
     Response::from_parts(parts, body)
 }

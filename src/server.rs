@@ -54,9 +54,21 @@ fn builder(settings: &Settings) -> auto::Builder<TokioExecutor> {
         .http2()
         .timer(TokioTimer::new())
         .max_concurrent_streams(settings.http2_max_concurrent_streams)
-        .max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX));
+        .max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX))
+        // Rapid-reset floods (CVE-2023-44487): a client that opens and
+        // resets streams faster than they are served is disconnected.
+        .max_pending_accept_reset_streams(Some(HTTP2_MAX_PENDING_RESETS))
+        .max_local_error_reset_streams(Some(HTTP2_MAX_LOCAL_ERROR_RESETS))
+        // Dead peers behind idle connections are found and dropped.
+        .keep_alive_interval(Some(HTTP2_KEEP_ALIVE_INTERVAL))
+        .keep_alive_timeout(HTTP2_KEEP_ALIVE_TIMEOUT);
     builder
 }
+
+const HTTP2_MAX_PENDING_RESETS: usize = 20;
+const HTTP2_MAX_LOCAL_ERROR_RESETS: usize = 1024;
+const HTTP2_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(30);
+const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The connection builders a TLS connection picks from by ALPN.
 struct Protocols {

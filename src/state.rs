@@ -20,6 +20,10 @@ pub struct AppState {
     pub auth: Option<Authenticator>,
     /// The credentials the gateway's own schemes consume.
     pub consumed: Option<Credentials>,
+    pub rate: crate::limits::rate::RateLimits,
+    /// In-flight limits, one per upstream (same order).
+    pub in_flight: Vec<crate::limits::concurrency::InFlight>,
+    pub streams: crate::limits::concurrency::Streams,
     draining: AtomicBool,
 }
 
@@ -30,6 +34,23 @@ impl AppState {
         let fleet = Fleet::new(&config);
         let auth = config.auth.as_ref().map(Authenticator::new);
         let consumed = config.auth.as_ref().map(Credentials::from_auth);
+        let rate = crate::limits::rate::RateLimits::new(&config.rate_limits);
+        let in_flight = config
+            .upstreams
+            .iter()
+            .map(|u| {
+                crate::limits::concurrency::InFlight::new(
+                    &u.name,
+                    u.max_in_flight,
+                    u.queue,
+                    u.queue_timeout,
+                )
+            })
+            .collect();
+        let streams = crate::limits::concurrency::Streams::new(
+            config.concurrency.max_streams,
+            config.concurrency.max_streams_per_caller,
+        );
         Self {
             config,
             upstreams,
@@ -37,6 +58,9 @@ impl AppState {
             fleet,
             auth,
             consumed,
+            rate,
+            in_flight,
+            streams,
             draining: AtomicBool::new(false),
         }
     }

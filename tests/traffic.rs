@@ -1,0 +1,194 @@
+//! Concurrency limits and slow clients, through a real gateway: calls in
+//! flight per upstream (a short queue, then shed), open streams per caller
+//! and in total, and a slowloris client dropped while others are served.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::client;
+use support::gateway::TestGateway;
+use support::mock_agent::{MockAgent, Mode};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn send(id: u32) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "message/send",
+           "params": {"message": {"kind": "message", "messageId": format!("m{id}"), "role": "user",
+                                  "parts": [{"kind": "text", "text": "hi"}]}}})
+    .to_string()
+}
+
+fn stream(id: u32) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "message/stream",
+           "params": {"message": {"kind": "message", "messageId": format!("s{id}"), "role": "user",
+                                  "parts": [{"kind": "text", "text": "hi"}]}}})
+    .to_string()
+}
+
+async fn gateway(mock: &MockAgent, upstream_keys: &str, extra: &str) -> TestGateway {
+    TestGateway::from_toml(&format!(
+        "{extra}\n[card_refresh]\ntimeout = \"1s\"\n\n[[upstreams]]\nname = \"agent\"\nurl = \"{}\"\n{upstream_keys}\n",
+        mock.url()
+    ))
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_flight_limit_queues_briefly_then_sheds() {
+    let mock = MockAgent::start(Mode::Delay { ms: 600 }).await;
+    let gw = gateway(
+        &mock,
+        "max_in_flight = 2\nqueue = 1\nqueue_timeout = \"5s\"",
+        "",
+    )
+    .await;
+    let url = gw.url();
+    let call = |id: u32| {
+        let url = url.clone();
+        tokio::spawn(async move { client::post_json(&url, send(id), &[]).await })
+    };
+    let (a, b) = (call(1), call(2));
+    assert!(mock.wait_requests(2, WAIT).await, "two calls in flight");
+    let queued = call(3);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Two in flight and one queued: the next is shed at once.
+    let started = Instant::now();
+    let shed = client::post_json(&gw.url(), send(4), &[]).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(400),
+        "shed quickly: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(shed.status, 503, "{}", shed.text());
+    let body = shed.json();
+    assert_eq!(body["error"]["code"], -32071);
+    assert_eq!(body["id"], 4);
+    for task in [a, b, queued] {
+        let reply = tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    assert_eq!(
+        mock.request_count(),
+        3,
+        "the shed call never reached the agent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queued_call_waits_at_most_the_queue_timeout() {
+    let mock = MockAgent::start(Mode::Hang).await;
+    let gw = gateway(
+        &mock,
+        "max_in_flight = 1\nqueue = 4\nqueue_timeout = \"300ms\"\nresponse_header_timeout = \"5s\"",
+        "",
+    )
+    .await;
+    let url = gw.url();
+    let _stuck = tokio::spawn(async move { client::try_post_json(&url, send(1), &[]).await });
+    assert!(mock.wait_requests(1, WAIT).await);
+    let started = Instant::now();
+    let reply = client::post_json(&gw.url(), send(2), &[]).await;
+    let waited = started.elapsed();
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["code"], -32071);
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_are_limited_per_caller_and_freed_when_closed() {
+    let mock = MockAgent::start(Mode::Stream {
+        events: 3,
+        interval_ms: 0,
+        gate_last: true,
+    })
+    .await;
+    let gw = gateway(
+        &mock,
+        "",
+        "[concurrency]\nmax_streams_per_caller = 2\nmax_streams = 100\n",
+    )
+    .await;
+    let mut first = client::post_stream(&gw.url(), stream(1), &[]).await;
+    let mut second = client::post_stream(&gw.url(), stream(2), &[]).await;
+    assert!(first.next_event(WAIT).await.is_some());
+    assert!(second.next_event(WAIT).await.is_some());
+    let refused = client::post_json(&gw.url(), stream(3), &[]).await;
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert_eq!(refused.json()["error"]["code"], -32071);
+    assert_eq!(refused.json()["id"], 3);
+    // Closing a stream gives its place back.
+    drop(first);
+    assert!(mock.wait_stream_closed(WAIT).await);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let mut next = client::post_stream(&gw.url(), stream(4), &[]).await;
+        if next.status == 200 {
+            assert!(next.next_event(WAIT).await.is_some());
+            break;
+        }
+        assert!(Instant::now() < deadline, "the place was not given back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    mock.release_stream();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_are_limited_in_total() {
+    let mock = MockAgent::start(Mode::Stream {
+        events: 3,
+        interval_ms: 0,
+        gate_last: true,
+    })
+    .await;
+    let gw = gateway(&mock, "", "[concurrency]\nmax_streams = 1\n").await;
+    let mut open = client::post_stream(&gw.url(), stream(1), &[]).await;
+    assert!(open.next_event(WAIT).await.is_some());
+    let refused = client::post_json(&gw.url(), stream(2), &[]).await;
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.json()["error"]["code"], -32071);
+    // Unary calls are not streams: they are still served.
+    let unary = client::post_json(&gw.url(), send(3), &[]).await;
+    assert_eq!(unary.status, 200, "{}", unary.text());
+    mock.release_stream();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slowloris_client_is_dropped_while_others_are_served() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway(&mock, "", "[limits]\nheader_read_timeout = \"500ms\"\n").await;
+    let mut slow = tokio::net::TcpStream::connect(gw.addr()).await.unwrap();
+    slow.write_all(b"POST / HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let dripping = tokio::spawn(async move {
+        // One header byte every 100 ms, never finishing the head.
+        for _ in 0..100 {
+            if slow.write_all(b"X").await.is_err() {
+                break;
+            }
+            let mut buf = [0u8; 512];
+            match tokio::time::timeout(Duration::from_millis(100), slow.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => break,
+                _ => {}
+            }
+        }
+        started.elapsed()
+    });
+    // Meanwhile a normal client is served promptly.
+    let t = Instant::now();
+    let reply = client::post_json(&gw.url(), send(1), &[]).await;
+    assert_eq!(reply.status, 200);
+    assert!(t.elapsed() < Duration::from_secs(2));
+    let dropped_after = tokio::time::timeout(WAIT, dripping).await.unwrap().unwrap();
+    assert!(
+        dropped_after < Duration::from_secs(5),
+        "slow client kept for {dropped_after:?}"
+    );
+}
