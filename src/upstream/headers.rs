@@ -176,7 +176,7 @@ impl Credentials {
             .filter(|pair| {
                 // Compared decoded, as the key was looked for.
                 let key = crate::auth::apikey::percent_decode(pair.split('=').next().unwrap_or(""));
-                !self.query.iter().any(|q| *q == key)
+                !self.query.contains(&key)
             })
             .collect();
         (!kept.is_empty()).then(|| kept.join("&"))
