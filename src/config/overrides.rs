@@ -60,6 +60,8 @@ fn upsert_upstream(table: &mut Table, name: &str, url: &str) {
         .find(|t| t.get("name").and_then(Value::as_str) == Some(name));
     match existing {
         Some(t) => {
+            // The flag names the one URL to use: it replaces replicas too.
+            t.remove("urls");
             t.insert("url".into(), Value::String(url.into()));
         }
         None => {

@@ -1,17 +1,57 @@
-//! One pooled HTTP client per upstream: builds the forwarded request, applies
+//! One upstream agent behind the gateway: builds the forwarded request,
+//! spreads calls over the agent's replicas, ejects failing replicas with a
+//! circuit breaker, fails over when a call never reached a replica, applies
 //! the connect and response-header timeouts, and says who failed when a call
 //! does not succeed.
+//!
+//! **Replicas and balancing.** `urls` lists interchangeable replicas; one
+//! pooled client serves them all (the legacy client pools per authority).
+//! A request is built once, without a replica in mind; [`Upstream::send`]
+//! addresses it to the replica it picks: the one with the fewest calls
+//! awaiting response headers (`least_outstanding`, the default) or the next
+//! in turn (`round_robin`), ties rotating so load spreads. The in-flight count
+//! ends when the response *headers* arrive (or the call fails), not when a
+//! streamed body ends: a long SSE stream does not make its replica look busy.
+//!
+//! **Circuit breaker** (per replica, see [`breaker`]): `breaker.failures`
+//! consecutive failures (refused, reset, timed out, not HTTP, or a 5xx other
+//! than 501) open it for `breaker.open_for`; the balancer skips it; then one
+//! trial call is let through, which closes it or opens it again. While every
+//! replica is open, calls fail at once with 503 -32055 and `Retry-After`.
+//! A call its caller gave up on (client gone, a card or probe deadline)
+//! counts neither way; an abandoned trial lets the next call be the trial.
+//!
+//! **Failover** is only for calls that never reached a replica: the client
+//! could not connect (refused, connect timeout: `Error::is_connect`). Such a
+//! call is sent to another replica, each replica at most once per call. A
+//! call that may have been delivered (the connection was made, then reset,
+//! timed out waiting for headers, or answered garbage) is never retried, for
+//! any method: the gateway cannot know whether the agent acted on it, and a
+//! second `message/send` could run the task twice. (The client's own retry of
+//! a request whose pooled connection closed before it was written is safe,
+//! and stays on.) `response_header_timeout` bounds the whole call, failovers
+//! included.
+//!
+//! **Task affinity.** Replicas of one upstream are assumed to share task
+//! state (one backend store behind them, as any horizontally scaled agent
+//! needs), so follow-ups (`tasks/get`, `tasks/cancel`, a message continuing a
+//! task) are balanced freely like any call. Replicas that each keep their own
+//! tasks belong in separate `[[upstreams]]` entries, where the gateway's task
+//! ownership routing sends each follow-up to the agent that owns it.
 
+mod address;
+pub mod breaker;
 pub mod headers;
+mod replicas;
 
 use std::error::Error as StdError;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
 use http::request::Parts;
-use http::{Method, Request, Response, Uri, Version};
+use http::{Method, Request, Response, StatusCode, Uri, Version};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -20,6 +60,11 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config;
 use crate::error::GatewayError;
+use address::{endpoint_target, origin_target, readdress, Addressing, EndpointCall};
+use replicas::{Attempt, Replicas};
+
+pub use breaker::State as BreakerState;
+pub use replicas::ReplicaHealth;
 
 /// How long an idle pooled connection is kept; under typical upstream
 /// keep-alive timeouts so the gateway closes first.
@@ -42,9 +87,16 @@ pub struct Origin {
     pub host: Option<HeaderValue>,
 }
 
+/// A failed call, and whether it may have reached the agent (then it must
+/// not be sent again).
+struct Failure {
+    error: GatewayError,
+    maybe_delivered: bool,
+}
+
 pub struct Upstream {
     pub name: String,
-    url: Uri,
+    replicas: Replicas,
     http2: bool,
     response_header_timeout: Duration,
     connect_timeout: Duration,
@@ -68,7 +120,7 @@ impl Upstream {
             .build(connector);
         Self {
             name: cfg.name.clone(),
-            url: cfg.url.clone(),
+            replicas: Replicas::new(cfg),
             http2: cfg.http2,
             response_header_timeout: cfg.response_header_timeout,
             connect_timeout: cfg.connect_timeout,
@@ -122,19 +174,25 @@ impl Upstream {
         }
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = Method::POST;
-        *request.uri_mut() = self.target(query.as_deref());
+        // Addressed to the preferred replica for anyone who looks; `send`
+        // re-addresses it to the replica it picks.
+        *request.uri_mut() = endpoint_target(&self.preferred_url(), query.as_deref());
         *request.version_mut() = self.version();
         *request.headers_mut() = headers;
+        request.extensions_mut().insert(EndpointCall { query });
         request
     }
 
-    /// The absolute URI of a path on the upstream's origin (cards live there).
+    /// The absolute URI of a path on the upstream's origin (cards live
+    /// there), on the first healthy replica; `send` still balances it.
     pub fn origin_uri(&self, path: &str) -> Uri {
-        let mut uri = http::uri::Builder::new().path_and_query(path);
-        if let (Some(scheme), Some(authority)) = (self.url.scheme(), self.url.authority()) {
-            uri = uri.scheme(scheme.clone()).authority(authority.clone());
-        }
-        uri.build().unwrap_or_else(|_| self.url.clone())
+        let url = self.preferred_url();
+        origin_target(&url, path).unwrap_or(url)
+    }
+
+    /// Each replica's breaker state and calls awaiting headers, for `/readyz`.
+    pub fn health(&self) -> Vec<ReplicaHealth> {
+        self.replicas.health(Instant::now())
     }
 
     /// A plain GET with the upstream's configured headers.
@@ -154,23 +212,103 @@ impl Upstream {
         request
     }
 
-    /// Sends a request and waits for the response head, bounded by the
-    /// response-header timeout. The body is left to the caller to stream.
+    /// Sends a request and waits for the response head, the whole call
+    /// (failovers included) bounded by the response-header timeout. The body
+    /// is left to the caller to stream. Requests for this upstream (built by
+    /// [`Upstream::rpc_request_as`], or addressed to a replica's origin) are
+    /// balanced over the replicas; any other absolute URI is sent as is.
     pub async fn send(
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<Response<Incoming>, GatewayError> {
-        match tokio::time::timeout(self.response_header_timeout, self.client.request(request)).await
-        {
+        let deadline = tokio::time::Instant::now() + self.response_header_timeout;
+        match self.addressing(&request) {
+            Some(how) => self.send_balanced(request, how, deadline).await,
+            None => self.send_direct(request, deadline).await,
+        }
+    }
+
+    /// Tries replicas in balancing order until one answers, one fails after
+    /// the call may have reached it, or none is left to try.
+    async fn send_balanced(
+        &self,
+        request: Request<Full<Bytes>>,
+        how: Addressing,
+        deadline: tokio::time::Instant,
+    ) -> Result<Response<Incoming>, GatewayError> {
+        let (parts, body) = request.into_parts();
+        // `Full` holds the bytes; collecting it is immediate and lets every
+        // attempt get its own copy of the body.
+        let body = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(never) => match never {},
+        };
+        let mut tried = vec![false; self.replicas.len()];
+        let mut last = None;
+        while let Some(attempt) = self.replicas.acquire(&tried, Instant::now()) {
+            tried[attempt.index()] = true;
+            let request = readdress(&parts, &body, &how, attempt.endpoint());
+            match self.try_replica(attempt, request, deadline).await {
+                Ok(response) => return Ok(response),
+                Err(f) if f.maybe_delivered => return Err(f.error),
+                Err(f) => {
+                    tracing::warn!(upstream = %self.name, error = %f.error, "call never reached the replica; trying another");
+                    last = Some(f.error);
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| self.ejected()))
+    }
+
+    /// One attempt on one replica; its outcome feeds that replica's breaker.
+    async fn try_replica(
+        &self,
+        attempt: Attempt<'_>,
+        request: Request<Full<Bytes>>,
+        deadline: tokio::time::Instant,
+    ) -> Result<Response<Incoming>, Failure> {
+        let replica = attempt.endpoint().clone();
+        let outcome = tokio::time::timeout_at(deadline, self.client.request(request)).await;
+        let (result, ok) = match outcome {
+            Ok(Ok(response)) => {
+                let ok = !is_failure_status(response.status());
+                (Ok(response), ok)
+            }
+            Ok(Err(e)) => {
+                let failure = Failure {
+                    // A connect error means no byte of the call left.
+                    maybe_delivered: !e.is_connect(),
+                    error: self.classify(&e, &replica),
+                };
+                (Err(failure), false)
+            }
+            Err(_) => {
+                let error = self.header_timeout(&replica);
+                let failure = Failure {
+                    error,
+                    maybe_delivered: true,
+                };
+                (Err(failure), false)
+            }
+        };
+        if let Some(state) = attempt.settle(ok, Instant::now()) {
+            self.log_transition(&replica, state);
+        }
+        result
+    }
+
+    /// A request for somewhere other than this upstream's replicas (a card
+    /// URL on another host): no balancing, no breaker.
+    async fn send_direct(
+        &self,
+        request: Request<Full<Bytes>>,
+        deadline: tokio::time::Instant,
+    ) -> Result<Response<Incoming>, GatewayError> {
+        let target = request.uri().clone();
+        match tokio::time::timeout_at(deadline, self.client.request(request)).await {
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(e)) => Err(self.classify(&e)),
-            Err(_) => Err(GatewayError::UpstreamTimeout {
-                upstream: self.name.clone(),
-                detail: format!(
-                    "no response headers within {:?}",
-                    self.response_header_timeout
-                ),
-            }),
+            Ok(Err(e)) => Err(self.classify(&e, &target)),
+            Err(_) => Err(self.header_timeout(&target)),
         }
     }
 
@@ -207,18 +345,75 @@ impl Upstream {
         self.card_url.as_ref()
     }
 
-    fn target(&self, query: Option<&str>) -> Uri {
-        let Some(query) = query else {
-            return self.url.clone();
+    /// Balanced when built by `rpc_request_as`, origin-relative, or
+    /// addressed to one of the replicas' origins (replicas are
+    /// interchangeable); `None` for any other absolute URI.
+    fn addressing(&self, request: &Request<Full<Bytes>>) -> Option<Addressing> {
+        if let Some(call) = request.extensions().get::<EndpointCall>() {
+            return Some(Addressing::Endpoint(call.query.clone()));
+        }
+        let uri = request.uri();
+        let ours = match uri.authority() {
+            None => true,
+            Some(authority) => self.replicas.iter().any(|r| {
+                r.endpoint.authority() == Some(authority) && r.endpoint.scheme() == uri.scheme()
+            }),
         };
-        let path = self.url.path();
-        let joined = match self.url.query() {
-            Some(own) => format!("{path}?{own}&{query}"),
-            None => format!("{path}?{query}"),
-        };
-        let mut parts = self.url.clone().into_parts();
-        parts.path_and_query = joined.parse().ok();
-        Uri::from_parts(parts).unwrap_or_else(|_| self.url.clone())
+        ours.then_some(Addressing::Origin)
+    }
+
+    fn preferred_url(&self) -> Uri {
+        match self.replicas.preferred(Instant::now()) {
+            Some(replica) => replica.endpoint.clone(),
+            None => Uri::default(),
+        }
+    }
+
+    /// Every replica's breaker is open: fail fast, saying when to come back.
+    fn ejected(&self) -> GatewayError {
+        let retry_after = self.replicas.wait(Instant::now());
+        GatewayError::UpstreamEjected {
+            upstream: self.name.clone(),
+            detail: format!(
+                "every replica ({}) failed repeatedly and is ejected; the next is tried again in {:.1}s",
+                self.replicas.len(),
+                retry_after.as_secs_f64()
+            ),
+            retry_after,
+        }
+    }
+
+    fn header_timeout(&self, replica: &Uri) -> GatewayError {
+        GatewayError::UpstreamTimeout {
+            upstream: self.name.clone(),
+            detail: self.at(
+                replica,
+                format!(
+                    "no response headers within {:?}",
+                    self.response_header_timeout
+                ),
+            ),
+        }
+    }
+
+    /// With several replicas, says which one failed.
+    fn at(&self, replica: &Uri, detail: String) -> String {
+        match (self.replicas.len(), replica.authority()) {
+            (2.., Some(authority)) => format!("replica {authority}: {detail}"),
+            _ => detail,
+        }
+    }
+
+    fn log_transition(&self, replica: &Uri, state: BreakerState) {
+        match state {
+            BreakerState::Open => {
+                tracing::warn!(upstream = %self.name, %replica, "circuit breaker open: replica ejected")
+            }
+            BreakerState::Closed => {
+                tracing::info!(upstream = %self.name, %replica, "circuit breaker closed: replica back")
+            }
+            BreakerState::HalfOpen => {}
+        }
     }
 
     fn version(&self) -> Version {
@@ -231,14 +426,15 @@ impl Upstream {
 
     /// Maps a client failure to the party at fault: the request never got an
     /// answer from the upstream, so it is 502/504, never a client error.
-    fn classify(&self, e: &hyper_util::client::legacy::Error) -> GatewayError {
+    fn classify(&self, e: &hyper_util::client::legacy::Error, replica: &Uri) -> GatewayError {
         let upstream = self.name.clone();
-        let detail = chain(e);
+        let detail = self.at(replica, chain(e));
         if e.is_connect() {
             if has_io_kind(e, std::io::ErrorKind::TimedOut) {
+                let why = format!("connect timed out after {:?}", self.connect_timeout);
                 return GatewayError::UpstreamTimeout {
                     upstream,
-                    detail: format!("connect timed out after {:?}", self.connect_timeout),
+                    detail: self.at(replica, why),
                 };
             }
             return GatewayError::UpstreamUnavailable { upstream, detail };
@@ -251,6 +447,12 @@ impl Upstream {
             _ => GatewayError::UpstreamUnavailable { upstream, detail },
         }
     }
+}
+
+/// A 5xx counts against the replica's breaker, except 501 Not Implemented:
+/// that is an answer about the call, not a sign of a sick replica.
+fn is_failure_status(status: StatusCode) -> bool {
+    status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED
 }
 
 fn sources<'a>(
