@@ -16,11 +16,47 @@ pub async fn handle(state: Arc<AppState>, request: Request<Incoming>) -> Respons
         // draining gateway is not killed before its streams finish.
         "/healthz" => json_response(StatusCode::OK, &json!({"status": "ok"})),
         "/readyz" => readiness(&state),
+        "/metrics" => metrics(&state),
         _ => json_response(
             StatusCode::NOT_FOUND,
-            &json!({"error": "not found; try /healthz or /readyz"}),
+            &json!({"error": "not found; try /healthz, /readyz or /metrics"}),
         ),
     }
+}
+
+/// The Prometheus text format, with the gauges that describe current state
+/// (affinity size, card age, upstream health) brought up to date first.
+fn metrics(state: &AppState) -> Response<Body> {
+    let m = &state.metrics;
+    m.affinity_entries
+        .set(i64::try_from(state.fleet.affinity.len()).unwrap_or(i64::MAX));
+    let view = state.fleet.view();
+    for upstream in &state.upstreams {
+        let name = upstream.name.as_str();
+        let age = view
+            .card_of(name)
+            .map_or(-1.0, |c| c.fetched_at.elapsed().as_secs_f64());
+        m.card_age.with_label_values(&[name]).set(age);
+        let health = upstream.health();
+        let up = health.iter().any(|r| r.state != "open");
+        m.upstream_up.with_label_values(&[name]).set(i64::from(up));
+        for replica in &health {
+            let value = match replica.state {
+                "closed" => 0,
+                "half_open" => 1,
+                _ => 2,
+            };
+            m.breaker_state
+                .with_label_values(&[name, &replica.url])
+                .set(value);
+        }
+    }
+    let mut response = Response::new(body::full(m.render()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
 }
 
 /// Ready while not draining and the upstream cards satisfy
@@ -36,7 +72,7 @@ fn readiness(state: &AppState) -> Response<Body> {
             }
             None => json!({"card": "missing", "last_error": attempt.error.map(|e| e.to_string())}),
         };
-        upstreams.insert(u.name.clone(), entry);
+        upstreams.insert(u.name.clone(), with_replicas(entry, state, &u.name));
     }
     let (status, word) = if state.is_draining() {
         (StatusCode::SERVICE_UNAVAILABLE, "draining")
@@ -52,6 +88,23 @@ fn readiness(state: &AppState) -> Response<Body> {
         status,
         &json!({"status": word, "upstreams": Value::Object(upstreams)}),
     )
+}
+
+/// Adds each replica's breaker state and calls awaiting headers; they do
+/// not affect readiness (an ejected replica is the breaker's business).
+fn with_replicas(mut entry: Value, state: &AppState, name: &str) -> Value {
+    let Some(upstream) = state.upstreams.iter().find(|u| u.name == name) else {
+        return entry;
+    };
+    let replicas: Vec<Value> = upstream
+        .health()
+        .into_iter()
+        .map(|r| json!({"url": r.url, "state": r.state, "outstanding": r.outstanding}))
+        .collect();
+    if let Some(object) = entry.as_object_mut() {
+        object.insert("replicas".into(), Value::Array(replicas));
+    }
+    entry
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response<Body> {

@@ -99,7 +99,12 @@ pub enum GatewayError {
         retry_after: std::time::Duration,
     },
     #[error("authentication failed: {reason}")]
-    Unauthenticated { reason: String, challenge: String },
+    Unauthenticated {
+        reason: String,
+        challenge: String,
+        /// The scheme whose credentials were refused ("none" when none were given).
+        scheme: String,
+    },
     #[error("forbidden: {reason}")]
     Forbidden {
         reason: String,
@@ -196,9 +201,13 @@ impl GatewayError {
     /// request had none or it could not be read).
     pub fn into_response(self, id: Option<&RawValue>) -> Response<Body> {
         let status = self.status();
+        let code = self.code();
         let body = jsonrpc::error_body(id, self.code(), &self.to_string(), self.data().as_ref());
         let mut response = Response::new(body::full(body));
         *response.status_mut() = status;
+        response
+            .extensions_mut()
+            .insert(crate::access::ErrorCode(code));
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,

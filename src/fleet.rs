@@ -70,9 +70,9 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    pub fn new(config: &Config) -> Self {
+    pub fn new(config: &Config, metrics: Arc<crate::metrics::Metrics>) -> Self {
         Self {
-            store: CardStore::new(&config.card_refresh),
+            store: CardStore::new(&config.card_refresh, metrics),
             affinity: Affinity::new(
                 config.routing.affinity_capacity,
                 config.routing.affinity_ttl,

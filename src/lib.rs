@@ -4,6 +4,7 @@
 //! integration tests both go through here.
 
 pub mod a2a;
+pub mod access;
 pub mod admin;
 pub mod auth;
 pub mod body;
@@ -14,6 +15,7 @@ pub mod dispatch;
 pub mod error;
 pub mod fleet;
 pub mod limits;
+pub mod metrics;
 pub mod observe;
 pub mod proxy;
 pub mod push_guard;

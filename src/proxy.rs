@@ -13,6 +13,7 @@ use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
 use crate::a2a::{jsonrpc, methods, params, Family, Method};
+use crate::access::{Logged, Record};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
 use crate::body::Body;
@@ -37,13 +38,34 @@ pub async fn handle(
     request: Request<Incoming>,
     path_upstream: Option<usize>,
 ) -> Response<Body> {
+    let request_id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-");
+    let mut record = Record::new(request_id, state.metrics.clone());
+    let response = handle_call(&state, request, path_upstream, &mut record).await;
+    record.head(&response);
+    response.map(|body| Logged::new(body, record).boxed_unsync())
+}
+
+async fn handle_call(
+    state: &Arc<AppState>,
+    request: Request<Incoming>,
+    path_upstream: Option<usize>,
+    record: &mut Record,
+) -> Response<Body> {
     let (parts, body) = request.into_parts();
     // Credentials first: a caller who may not use the gateway learns
     // nothing about what it would have made of the request.
     let identity = match state.authenticate(&parts).await {
         Ok(identity) => identity,
-        Err(e) => return refuse(&state, e, &parts, body).await,
+        Err(e) => {
+            count_auth_failure(state, &e);
+            return refuse(state, e, &parts, body).await;
+        }
     };
+    record.caller = identity.as_ref().map(|i| i.subject.clone());
     if let Err(e) = check_content_type(&parts.headers) {
         return e.into_response(None);
     }
@@ -51,6 +73,7 @@ pub async fn handle(
         Ok(b) => b,
         Err(e) => return e.into_response(None),
     };
+    record.request_bytes = bytes.len();
     let envelope = match jsonrpc::parse(&bytes) {
         Ok(env) => env,
         Err(e) => {
@@ -63,9 +86,13 @@ pub async fn handle(
     };
     let id = envelope.id;
     let Some(method) = methods::lookup(&envelope.method) else {
+        record.family = "unknown";
         let name: String = envelope.method.chars().take(MAX_ECHOED_METHOD).collect();
         return GatewayError::MethodNotFound(name).into_response(id);
     };
+    record.method = method.name;
+    record.version = method.version.label();
+    record.family = method.family.label();
     let params = match params::validate(method, envelope.params) {
         Ok(p) => p,
         Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
@@ -78,10 +105,53 @@ pub async fn handle(
         identity: identity.as_ref(),
         path_upstream,
     };
-    match forward(&state, &call, bytes.clone()).await {
+    match forward(state, &call, bytes.clone(), record).await {
         Ok(response) => response,
-        Err(e) => e.into_response(id),
+        Err(e) => {
+            count_rejection(state, &e);
+            e.into_response(id)
+        }
     }
+}
+
+/// `auth_failures_total{scheme, reason}`.
+fn count_auth_failure(state: &AppState, error: &GatewayError) {
+    let (scheme, reason) = match error {
+        GatewayError::Unauthenticated { scheme, reason, .. } => (
+            scheme.as_str(),
+            if reason.starts_with("credentials are required") {
+                "missing"
+            } else {
+                "invalid"
+            },
+        ),
+        GatewayError::Forbidden { .. } => ("any", "insufficient_scope"),
+        _ => ("any", "other"),
+    };
+    state
+        .metrics
+        .auth_failures
+        .with_label_values(&[scheme, reason])
+        .inc();
+}
+
+/// `rejections_total{limit}` for calls refused by a limit.
+fn count_rejection(state: &AppState, error: &GatewayError) {
+    let limit = match error {
+        GatewayError::RateLimited(r) => r.limit,
+        GatewayError::Overloaded(why) if why.contains("stream") => "streams",
+        GatewayError::Overloaded(_) => "in_flight",
+        GatewayError::Forbidden { .. } => {
+            state
+                .metrics
+                .auth_failures
+                .with_label_values(&["any", "forbidden"])
+                .inc();
+            return;
+        }
+        _ => return,
+    };
+    state.metrics.rejections.with_label_values(&[limit]).inc();
 }
 
 /// The places a call holds until its answer has been delivered.
@@ -104,6 +174,7 @@ async fn forward(
     state: &Arc<AppState>,
     call: &Call<'_>,
     bytes: Bytes,
+    record: &mut Record,
 ) -> Result<Response<Body>, GatewayError> {
     let (method, parts) = (call.method, call.parts);
     state
@@ -134,8 +205,14 @@ async fn forward(
         headers: &parts.headers,
         path_upstream: call.path_upstream,
     };
-    let route = route(state, &input, parts, &origin, &caller, call.identity).await?;
+    let routed = route(state, &input, parts, &origin, &caller, call.identity).await;
+    let rule = routed.as_ref().map_or("none", |r| r.rule.label());
+    state.metrics.routing.with_label_values(&[rule]).inc();
+    let route = routed?;
     let owner = state.router.name(route.upstream);
+    record.upstream = Some(owner.clone());
+    record.skill = route.skill.clone();
+    record.rule = rule;
     authorize(state, call, &route, &owner)?;
     // Keyed by who is calling: the verified identity, else the client address.
     let caller_key = match call.identity {
@@ -164,8 +241,19 @@ async fn forward(
     learn_from_request(state, method, call.params, &owner);
     let upstream = &state.upstreams[route.upstream];
     let forwarded = upstream.rpc_request_as(parts, bytes, origin, &caller);
-    let response = upstream.send(forwarded).await?;
+    let asked = std::time::Instant::now();
+    let response = upstream.send(forwarded).await;
+    state
+        .metrics
+        .upstream_duration
+        .with_label_values(&[&owner])
+        .observe(asked.elapsed().as_secs_f64());
+    let response = response?;
     let permits = Permits { slot, stream };
+    let seen = Sighting {
+        skill: route.skill.clone(),
+        started: record.started(),
+    };
     Ok(relay(
         response,
         state,
@@ -173,6 +261,7 @@ async fn forward(
         call.id,
         &state.config.limits,
         permits,
+        seen,
     ))
 }
 
@@ -261,6 +350,7 @@ async fn route(
             .await
             {
                 Some(upstream) => {
+                    state.metrics.probes.with_label_values(&["found"]).inc();
                     state
                         .fleet
                         .affinity
@@ -271,7 +361,10 @@ async fn route(
                         skill: None,
                     })
                 }
-                None => Err(GatewayError::TaskNotFound(task)),
+                None => {
+                    state.metrics.probes.with_label_values(&["not_found"]).inc();
+                    Err(GatewayError::TaskNotFound(task))
+                }
             }
         }
     }
@@ -390,6 +483,7 @@ fn relay(
     id: Option<&RawValue>,
     limits: &Limits,
     permits: Permits,
+    seen: Sighting,
 ) -> Response<Body> {
     let (mut parts, body) = response.into_parts();
     headers::strip_hop_by_hop(&mut parts.headers);
@@ -399,11 +493,20 @@ fn relay(
     let body = if is_event_stream(&parts.headers) {
         parts.headers.remove(header::CONTENT_LENGTH);
         let upstream = owner.to_string();
+        let open = StreamOpen::new(state.metrics.clone());
+        let mut first = true;
         let on_events = Box::new(move |events: &[u8]| {
-            learner
-                .fleet
-                .affinity
-                .learn(&learn::from_events(events), &owner);
+            let observed = learn::from_events(events);
+            let metrics = &learner.metrics;
+            if std::mem::take(&mut first) {
+                metrics
+                    .sse_first_event
+                    .observe(seen.started.elapsed().as_secs_f64());
+            }
+            for kind in &observed.kinds {
+                metrics.sse_events.with_label_values(&[kind]).inc();
+            }
+            learner.observe_answer(&observed, &owner, seen.skill.as_deref());
         });
         let settings = RelaySettings {
             upstream,
@@ -415,19 +518,38 @@ fn relay(
         // A stream holds its stream place for its whole life, but not an
         // in-flight slot: streams are bounded by their own limits.
         drop(permits.slot);
-        Guarded::new(SseRelay::new(body, settings), permits.stream).boxed_unsync()
+        Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
     } else {
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
-            learner
-                .fleet
-                .affinity
-                .learn(&learn::from_response(bytes), &owner);
+            learner.observe_answer(&learn::from_response(bytes), &owner, seen.skill.as_deref());
         });
         Guarded::new(observed, permits)
             .map_err(Into::into)
             .boxed_unsync()
     };
     Response::from_parts(parts, body)
+}
+
+/// What the relay needs to attribute what it sees.
+struct Sighting {
+    skill: Option<String>,
+    started: std::time::Instant,
+}
+
+/// `sse_streams_open` counts this stream while it lives.
+struct StreamOpen(Arc<crate::metrics::Metrics>);
+
+impl StreamOpen {
+    fn new(metrics: Arc<crate::metrics::Metrics>) -> Self {
+        metrics.sse_open.inc();
+        Self(metrics)
+    }
+}
+
+impl Drop for StreamOpen {
+    fn drop(&mut self) {
+        self.0.sse_open.dec();
+    }
 }
 
 fn is_event_stream(headers: &HeaderMap) -> bool {

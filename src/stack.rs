@@ -51,7 +51,8 @@ pub fn proxy(state: Arc<AppState>) -> HttpService {
         // so every log line and the response carry the same id.
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(PropagateRequestIdLayer::x_request_id())
-        // One span per request; the response line is the access log for now.
+        // One span per request (request id, method, path); the access line
+        // itself is written by the JSON-RPC handler when the answer ends.
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|request: &Request<Incoming>| {
@@ -62,7 +63,7 @@ pub fn proxy(state: Arc<AppState>) -> HttpService {
                         .unwrap_or("");
                     tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())
                 })
-                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+                .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
         )
         // Inside the span so a panic is logged with its request; it becomes
         // a 500 JSON-RPC error instead of a dropped connection.

@@ -24,6 +24,7 @@ pub struct AppState {
     /// In-flight limits, one per upstream (same order).
     pub in_flight: Vec<crate::limits::concurrency::InFlight>,
     pub streams: crate::limits::concurrency::Streams,
+    pub metrics: std::sync::Arc<crate::metrics::Metrics>,
     draining: AtomicBool,
 }
 
@@ -31,7 +32,8 @@ impl AppState {
     pub fn new(config: Config) -> Self {
         let upstreams = config.upstreams.iter().map(Upstream::new).collect();
         let router = Router::new(&config.upstreams, &config.routing);
-        let fleet = Fleet::new(&config);
+        let metrics = std::sync::Arc::new(crate::metrics::Metrics::new());
+        let fleet = Fleet::new(&config, metrics.clone());
         let auth = config.auth.as_ref().map(Authenticator::new);
         let consumed = config.auth.as_ref().map(Credentials::from_auth);
         let rate = crate::limits::rate::RateLimits::new(&config.rate_limits);
@@ -61,6 +63,7 @@ impl AppState {
             rate,
             in_flight,
             streams,
+            metrics,
             draining: AtomicBool::new(false),
         }
     }
@@ -90,6 +93,18 @@ impl AppState {
             Some(auth) => auth.authenticate(parts).await.map(Some),
             None => Ok(None),
         }
+    }
+
+    /// What an answer (unary or events) tells: task and context owners,
+    /// and the task states seen, for the metrics.
+    pub fn observe_answer(
+        &self,
+        seen: &crate::routing::learn::Seen,
+        owner: &std::sync::Arc<str>,
+        skill: Option<&str>,
+    ) {
+        self.fleet.affinity.learn(seen, owner);
+        self.metrics.task_states_seen(seen, skill.unwrap_or("none"));
     }
 
     pub fn set_draining(&self) {

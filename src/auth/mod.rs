@@ -146,7 +146,18 @@ impl Authenticator {
                 challenge(&self.config, Some("invalid_token")),
             ),
         };
-        Err(GatewayError::Unauthenticated { reason, challenge })
+        let scheme = checks
+            .iter()
+            .position(|c| matches!(c, Some(Check::Invalid(_))))
+            .map_or_else(
+                || "none".to_string(),
+                |i| self.config.schemes[i].name.clone(),
+            );
+        Err(GatewayError::Unauthenticated {
+            reason,
+            challenge,
+            scheme,
+        })
     }
 
     async fn check(&self, idx: usize, parts: &Parts) -> Check {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::CARD_PATHS;
 use crate::config::CardRefresh;
 use crate::error::GatewayError;
+use crate::metrics::Metrics;
 use crate::upstream::Upstream;
 
 /// Cards are small; anything bigger is not a card.
@@ -41,6 +42,7 @@ pub struct CardStore {
     cards: Cache<String, Arc<FetchedCard>>,
     attempts: Mutex<HashMap<String, Attempt>>,
     timeout: Duration,
+    metrics: Arc<Metrics>,
 }
 
 enum Fetch {
@@ -49,11 +51,12 @@ enum Fetch {
 }
 
 impl CardStore {
-    pub fn new(cfg: &CardRefresh) -> Self {
+    pub fn new(cfg: &CardRefresh, metrics: Arc<Metrics>) -> Self {
         Self {
             cards: Cache::builder().time_to_live(cfg.max_staleness).build(),
             attempts: Mutex::new(HashMap::new()),
             timeout: cfg.timeout,
+            metrics,
         }
     }
 
@@ -82,6 +85,7 @@ impl CardStore {
         let mut attempt = self.attempt(&upstream.name);
         match outcome {
             Ok(Fetch::Fresh(card)) => {
+                self.count(&upstream.name, "ok");
                 self.cards.insert(upstream.name.clone(), Arc::new(card));
                 attempt = Attempt {
                     error: None,
@@ -89,6 +93,7 @@ impl CardStore {
                 };
             }
             Ok(Fetch::NotModified) => {
+                self.count(&upstream.name, "not_modified");
                 // Re-inserting restarts the staleness clock.
                 if let Some(card) = previous {
                     self.cards.insert(upstream.name.clone(), card);
@@ -99,6 +104,7 @@ impl CardStore {
                 };
             }
             Err(e) => {
+                self.count(&upstream.name, "error");
                 tracing::warn!(upstream = %upstream.name, error = %e, "card refresh failed; keeping the last good card until it is stale");
                 attempt.error = Some(e);
             }
@@ -106,6 +112,13 @@ impl CardStore {
         if let Ok(mut attempts) = self.attempts.lock() {
             attempts.insert(upstream.name.clone(), attempt);
         }
+    }
+
+    fn count(&self, upstream: &str, result: &str) {
+        self.metrics
+            .card_refresh
+            .with_label_values(&[upstream, result])
+            .inc();
     }
 
     async fn fetch(

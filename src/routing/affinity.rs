@@ -86,6 +86,7 @@ mod tests {
             &Seen {
                 tasks: vec!["t".into()],
                 contexts: vec!["c".into()],
+                ..Default::default()
             },
             &up,
         );

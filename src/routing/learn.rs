@@ -8,6 +8,11 @@ use serde_json::Value;
 pub struct Seen {
     pub tasks: Vec<String>,
     pub contexts: Vec<String>,
+    /// (task id, state) in the 0.x spelling ("working", "input-required").
+    pub states: Vec<(String, String)>,
+    /// The kind of each event or result: status, artifact, task, message,
+    /// error, other.
+    pub kinds: Vec<&'static str>,
 }
 
 impl Seen {
@@ -20,11 +25,46 @@ impl Seen {
 pub fn from_response(body: &[u8]) -> Seen {
     let mut seen = Seen::default();
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
-        if let Some(result) = v.get("result") {
-            from_result(result, &mut seen);
-        }
+        absorb(&v, &mut seen);
     }
     seen
+}
+
+fn absorb(response: &Value, seen: &mut Seen) {
+    match (response.get("result"), response.get("error")) {
+        (Some(result), _) => {
+            seen.kinds.push(kind_of(result));
+            from_result(result, seen);
+        }
+        (None, Some(_)) => seen.kinds.push("error"),
+        _ => seen.kinds.push("other"),
+    }
+}
+
+/// What a result is, in every version's spelling.
+fn kind_of(result: &Value) -> &'static str {
+    let wrapped = |k: &str| result.get(k).is_some_and(Value::is_object);
+    match result.get("kind").and_then(Value::as_str) {
+        Some("status-update") => "status",
+        Some("artifact-update") => "artifact",
+        Some("task") => "task",
+        Some("message") => "message",
+        _ if wrapped("statusUpdate") => "status",
+        _ if wrapped("artifactUpdate") => "artifact",
+        _ if wrapped("task") => "task",
+        _ if wrapped("message") => "message",
+        // 0.1 events: {id, status} or {id, artifact}.
+        _ if result.get("artifact").is_some() => "artifact",
+        _ if result.get("status").is_some() => "status",
+        _ => "other",
+    }
+}
+
+/// A state name in the 0.x spelling: `TASK_STATE_INPUT_REQUIRED` →
+/// `input-required`.
+pub fn normalize_state(state: &str) -> String {
+    let s = state.strip_prefix("TASK_STATE_").unwrap_or(state);
+    s.to_ascii_lowercase().replace('_', "-")
 }
 
 /// Ids in a chunk of whole SSE events (each `data:` is a JSON-RPC response).
@@ -51,9 +91,7 @@ fn absorb_event(data: &mut String, seen: &mut Seen) {
         return;
     }
     if let Ok(v) = serde_json::from_str::<Value>(data) {
-        if let Some(result) = v.get("result") {
-            from_result(result, seen);
-        }
+        absorb(&v, seen);
     }
     data.clear();
 }
@@ -85,6 +123,11 @@ fn from_object(obj: &Value, is_task: bool, seen: &mut Seen) {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
     };
+    let task = if is_task { text("id") } else { text("taskId") };
+    if let (Some(task), Some(state)) = (task, obj.pointer("/status/state").and_then(Value::as_str))
+    {
+        seen.states.push((task.to_string(), normalize_state(state)));
+    }
     if is_task {
         if let Some(id) = text("id") {
             push(&mut seen.tasks, id);
@@ -109,6 +152,40 @@ fn push(list: &mut Vec<String>, id: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn states_and_kinds_of_every_version() {
+        let chunk = concat!(
+            "data: {\"result\":{\"kind\":\"status-update\",\"taskId\":\"t1\",\"status\":{\"state\":\"working\"}}}\n\n",
+            "data: {\"result\":{\"statusUpdate\":{\"taskId\":\"t2\",\"status\":{\"state\":\"TASK_STATE_INPUT_REQUIRED\"}}}}\n\n",
+            "data: {\"result\":{\"artifactUpdate\":{\"taskId\":\"t2\"}}}\n\n",
+            "data: {\"error\":{\"code\":-32053}}\n\n",
+            "data: {\"result\":{\"id\":\"t3\",\"status\":{\"state\":\"completed\"},\"final\":true}}\n\n",
+        );
+        let seen = from_events(chunk.as_bytes());
+        assert_eq!(
+            seen.kinds,
+            ["status", "status", "artifact", "error", "status"]
+        );
+        let states: Vec<(&str, &str)> = seen
+            .states
+            .iter()
+            .map(|(t, s)| (t.as_str(), s.as_str()))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("t1", "working"),
+                ("t2", "input-required"),
+                ("t3", "completed")
+            ]
+        );
+        let unary = from_response(
+            br#"{"result":{"task":{"id":"t4","status":{"state":"TASK_STATE_COMPLETED"}}}}"#,
+        );
+        assert_eq!(unary.kinds, ["task"]);
+        assert_eq!(unary.states, [("t4".to_string(), "completed".to_string())]);
+    }
 
     fn ids(seen: Seen) -> (Vec<String>, Vec<String>) {
         (seen.tasks, seen.contexts)

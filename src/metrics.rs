@@ -1,0 +1,354 @@
+//! Prometheus metrics, all prefixed `a2a_gateway_`, served at `/metrics` on
+//! the admin listener. Every label value is bounded: method families, not
+//! method names; configured upstream names; published skill ids; error
+//! classes, not messages; never a task id or anything a client invents.
+
+use prometheus::{
+    exponential_buckets, Encoder, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounterVec,
+    IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+use std::time::{Duration, Instant};
+
+use crate::a2a::jsonrpc;
+use crate::error::codes;
+
+pub struct Metrics {
+    registry: Registry,
+    pub requests: IntCounterVec,
+    pub request_duration: HistogramVec,
+    pub upstream_duration: HistogramVec,
+    pub request_bytes: IntCounterVec,
+    pub response_bytes: IntCounterVec,
+    pub sse_open: IntGauge,
+    pub sse_events: IntCounterVec,
+    pub sse_first_event: Histogram,
+    pub task_states: IntCounterVec,
+    pub task_duration: HistogramVec,
+    pub routing: IntCounterVec,
+    pub affinity_entries: IntGauge,
+    pub probes: IntCounterVec,
+    pub auth_failures: IntCounterVec,
+    pub rejections: IntCounterVec,
+    pub upstream_up: IntGaugeVec,
+    pub breaker_state: IntGaugeVec,
+    pub card_refresh: IntCounterVec,
+    pub card_age: GaugeVec,
+    pub config_reloads: IntCounterVec,
+    pub build_info: IntGaugeVec,
+    /// When each task was first seen, to measure it when it ends.
+    first_seen: moka::sync::Cache<String, Instant>,
+}
+
+fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    let c = IntCounterVec::new(Opts::new(name, help), labels)
+        .unwrap_or_else(|e| panic!("metric {name}: {e}"));
+    register(registry, Box::new(c.clone()));
+    c
+}
+
+fn gauge(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    let g = IntGaugeVec::new(Opts::new(name, help), labels)
+        .unwrap_or_else(|e| panic!("metric {name}: {e}"));
+    register(registry, Box::new(g.clone()));
+    g
+}
+
+fn histogram(
+    registry: &Registry,
+    name: &str,
+    help: &str,
+    labels: &[&str],
+    buckets: Vec<f64>,
+) -> HistogramVec {
+    let h = HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets), labels)
+        .unwrap_or_else(|e| panic!("metric {name}: {e}"));
+    register(registry, Box::new(h.clone()));
+    h
+}
+
+/// Registration only fails for a duplicate or malformed name: a bug in the
+/// list above, caught by the tests at start-up, never on the request path.
+fn register(registry: &Registry, collector: Box<dyn prometheus::core::Collector>) {
+    if let Err(e) = registry.register(collector) {
+        panic!("metrics registry: {e}");
+    }
+}
+
+/// 1 ms … ~65 s.
+fn latency_buckets() -> Vec<f64> {
+    exponential_buckets(0.001, 2.0, 17).unwrap_or_default()
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let r = Registry::new_custom(Some("a2a_gateway".into()), None).unwrap_or_default();
+        let requests = counter(&r, "requests_total", "Requests by protocol version, method family, skill, upstream, HTTP status and JSON-RPC error class.", &["version", "family", "skill", "upstream", "status", "error"]);
+        let request_duration = histogram(
+            &r,
+            "request_duration_seconds",
+            "Whole request, until the answer (or stream) ended.",
+            &["family", "upstream"],
+            latency_buckets(),
+        );
+        let upstream_duration = histogram(
+            &r,
+            "upstream_duration_seconds",
+            "Time for the upstream to answer with response headers.",
+            &["upstream"],
+            latency_buckets(),
+        );
+        let request_bytes = counter(
+            &r,
+            "request_bytes_total",
+            "Request body bytes received.",
+            &["upstream"],
+        );
+        let response_bytes = counter(
+            &r,
+            "response_bytes_total",
+            "Response body bytes sent.",
+            &["upstream"],
+        );
+        let sse_open = gauge(&r, "sse_streams_open", "SSE streams open now.", &[])
+            .with_label_values::<&str>(&[]);
+        let sse_events = counter(
+            &r,
+            "sse_events_total",
+            "SSE events forwarded, by kind (status, artifact, task, message, error, other).",
+            &["kind"],
+        );
+        let sse_first_event = histogram(
+            &r,
+            "sse_time_to_first_event_seconds",
+            "From the request to the first event relayed.",
+            &[],
+            latency_buckets(),
+        )
+        .with_label_values::<&str>(&[]);
+        let task_states = counter(
+            &r,
+            "task_states_total",
+            "Task states observed in answers, by skill.",
+            &["skill", "state"],
+        );
+        let task_duration = histogram(
+            &r,
+            "task_duration_seconds",
+            "From a task's first sighting to a terminal state, where both were seen.",
+            &["skill"],
+            exponential_buckets(0.01, 2.0, 20).unwrap_or_default(),
+        );
+        let routing = counter(
+            &r,
+            "routing_decisions_total",
+            "Routing decisions by rule (path, affinity, hint, match, default, none).",
+            &["rule"],
+        );
+        let affinity_entries = gauge(
+            &r,
+            "affinity_entries",
+            "Task and context owners remembered.",
+            &[],
+        )
+        .with_label_values::<&str>(&[]);
+        let probes = counter(
+            &r,
+            "affinity_probes_total",
+            "Unknown tasks looked up by asking the upstreams, by outcome.",
+            &["outcome"],
+        );
+        let auth_failures = counter(
+            &r,
+            "auth_failures_total",
+            "Authentication and authorization failures by scheme and reason.",
+            &["scheme", "reason"],
+        );
+        let rejections = counter(
+            &r,
+            "rejections_total",
+            "Calls refused by a limit (global, caller, upstream, skill, in_flight, streams).",
+            &["limit"],
+        );
+        let upstream_up = gauge(
+            &r,
+            "upstream_up",
+            "1 when some replica of the upstream is not ejected.",
+            &["upstream"],
+        );
+        let breaker_state = gauge(
+            &r,
+            "upstream_breaker_state",
+            "Per replica: 0 closed, 1 half-open, 2 open.",
+            &["upstream", "replica"],
+        );
+        let card_refresh = counter(
+            &r,
+            "card_refresh_total",
+            "Upstream card refreshes by result (ok, not_modified, error).",
+            &["upstream", "result"],
+        );
+        let card_age = GaugeVec::new(
+            Opts::new(
+                "card_age_seconds",
+                "Age of the upstream card in use (-1: none).",
+            ),
+            &["upstream"],
+        )
+        .unwrap_or_else(|e| panic!("metric card_age_seconds: {e}"));
+        register(&r, Box::new(card_age.clone()));
+        let config_reloads = counter(
+            &r,
+            "config_reloads_total",
+            "Configuration reloads by result (ok, failed).",
+            &["result"],
+        );
+        let build_info = gauge(
+            &r,
+            "build_info",
+            "Always 1; the labels say which build runs.",
+            &["version"],
+        );
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+        #[cfg(target_os = "linux")]
+        register(
+            &r,
+            Box::new(prometheus::process_collector::ProcessCollector::for_self()),
+        );
+        Self {
+            registry: r,
+            requests,
+            request_duration,
+            upstream_duration,
+            request_bytes,
+            response_bytes,
+            sse_open,
+            sse_events,
+            sse_first_event,
+            task_states,
+            task_duration,
+            routing,
+            affinity_entries,
+            probes,
+            auth_failures,
+            rejections,
+            upstream_up,
+            breaker_state,
+            card_refresh,
+            card_age,
+            config_reloads,
+            build_info,
+            first_seen: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(Duration::from_secs(24 * 3600))
+                .build(),
+        }
+    }
+
+    /// Counts the task states in an answer, and a task's duration once it
+    /// reaches a terminal state (when its start was seen here too).
+    pub fn task_states_seen(&self, seen: &crate::routing::learn::Seen, skill: &str) {
+        for (task, state) in &seen.states {
+            let known = TASK_STATES
+                .iter()
+                .find(|s| **s == state.as_str())
+                .copied()
+                .unwrap_or("unknown");
+            self.task_states.with_label_values(&[skill, known]).inc();
+            if TERMINAL.contains(&known) {
+                if let Some(first) = self.first_seen.remove(task) {
+                    self.task_duration
+                        .with_label_values(&[skill])
+                        .observe(first.elapsed().as_secs_f64());
+                }
+            } else if self.first_seen.get(task).is_none() {
+                self.first_seen.insert(task.clone(), Instant::now());
+            }
+        }
+    }
+
+    /// The text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        if TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .is_err()
+        {
+            return String::new();
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+const TASK_STATES: [&str; 9] = [
+    "submitted",
+    "working",
+    "input-required",
+    "auth-required",
+    "completed",
+    "failed",
+    "canceled",
+    "rejected",
+    "unknown",
+];
+
+const TERMINAL: [&str; 4] = ["completed", "failed", "canceled", "rejected"];
+
+/// The bounded label for a JSON-RPC error code.
+pub fn error_class(code: Option<i32>) -> &'static str {
+    match code {
+        None => "none",
+        Some(jsonrpc::PARSE_ERROR) => "parse_error",
+        Some(jsonrpc::INVALID_REQUEST) => "invalid_request",
+        Some(jsonrpc::METHOD_NOT_FOUND) => "method_not_found",
+        Some(jsonrpc::INVALID_PARAMS) => "invalid_params",
+        Some(jsonrpc::INTERNAL_ERROR) => "internal_error",
+        Some(jsonrpc::TASK_NOT_FOUND) => "task_not_found",
+        Some(jsonrpc::UNSUPPORTED_OPERATION) => "unsupported_operation",
+        Some(jsonrpc::EXTENDED_CARD_NOT_CONFIGURED) => "extended_card_not_configured",
+        Some(codes::NO_ROUTE) => "no_route",
+        Some(codes::UNKNOWN_SKILL) => "unknown_skill",
+        Some(codes::UNAUTHENTICATED) => "unauthenticated",
+        Some(codes::FORBIDDEN) => "forbidden",
+        Some(codes::UPSTREAM_UNAVAILABLE) => "upstream_unavailable",
+        Some(codes::UPSTREAM_TIMEOUT) => "upstream_timeout",
+        Some(codes::UPSTREAM_BAD_RESPONSE) => "upstream_bad_response",
+        Some(codes::UPSTREAM_STREAM_BROKEN) => "upstream_stream_broken",
+        Some(codes::UPSTREAM_STREAM_IDLE) => "upstream_stream_idle",
+        Some(codes::UPSTREAM_EJECTED) => "upstream_ejected",
+        Some(codes::RATE_LIMITED) => "rate_limited",
+        Some(codes::OVERLOADED) => "overloaded",
+        Some(_) => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers_every_family_and_renders() {
+        let m = Metrics::new();
+        m.requests
+            .with_label_values(&["0.3", "send", "none", "a", "200", "none"])
+            .inc();
+        let text = m.render();
+        assert!(text.contains("a2a_gateway_requests_total{"));
+        assert!(text.contains("a2a_gateway_build_info{version=\""));
+    }
+
+    #[test]
+    fn error_classes_are_bounded() {
+        assert_eq!(error_class(Some(-32601)), "method_not_found");
+        assert_eq!(error_class(Some(12345)), "other");
+        assert_eq!(error_class(None), "none");
+    }
+}
