@@ -42,6 +42,9 @@ pub mod codes {
     pub const UPSTREAM_STREAM_BROKEN: i32 = -32053;
     /// The upstream's SSE stream sent nothing for the idle timeout (final SSE event).
     pub const UPSTREAM_STREAM_IDLE: i32 = -32054;
+    /// The gateway is shutting down and ended the stream (final SSE event);
+    /// resubscribe to continue.
+    pub const SHUTTING_DOWN: i32 = -32056;
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -88,12 +88,22 @@ impl Fleet {
 
     /// One refresh round: fetch every card, then rebuild if anything changed
     /// or expired.
-    pub async fn refresh(&self, upstreams: &[Upstream], config: &Config) {
+    pub async fn refresh(&self, upstreams: &[Arc<Upstream>], config: &Config) {
         self.store.refresh_all(upstreams).await;
         self.rebuild_if_changed(config);
     }
 
+    /// After a config reload: skill policies, the card's identity and the
+    /// upstream set may have changed even though no card did.
+    pub fn reconfigure(&self, config: &Config) {
+        self.rebuild(config, true);
+    }
+
     pub fn rebuild_if_changed(&self, config: &Config) {
+        self.rebuild(config, false);
+    }
+
+    fn rebuild(&self, config: &Config, force: bool) {
         let fresh: Vec<(String, Arc<FetchedCard>)> = config
             .upstreams
             .iter()
@@ -105,7 +115,7 @@ impl Fleet {
                 .iter()
                 .zip(&current.cards)
                 .all(|((a, x), (b, y))| a == b && Arc::ptr_eq(x, y));
-        if same && current.generation > 0 {
+        if same && current.generation > 0 && !force {
             return;
         }
         let skills = aggregate::aggregate(&config.card, &inputs(config, &fresh), "").skills;

@@ -34,16 +34,17 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use arc_swap::ArcSwap;
 pub use config::Config;
-use state::AppState;
+use state::{AppState, Shared};
 
 pub struct Gateway {
-    state: Arc<AppState>,
+    shared: Shared,
 }
 
 pub fn build(config: Config) -> Gateway {
     Gateway {
-        state: Arc::new(AppState::new(config)),
+        shared: Arc::new(ArcSwap::from_pointee(AppState::new(config))),
     }
 }
 
@@ -51,48 +52,48 @@ impl Gateway {
     /// Binds the proxy and admin listeners (port 0 picks a free port) and
     /// starts serving in the background.
     pub async fn start(self) -> std::io::Result<Running> {
-        let tls = match &self.state.config.tls {
+        let state = self.shared.load_full();
+        let tls = match &state.config.tls {
             Some(settings) => Some(tls::TlsState::load(settings).map_err(|e| {
                 std::io::Error::other(format!("cannot load the TLS certificate: {e}"))
             })?),
             None => None,
         };
-        let server = &self.state.config.server;
+        let server = &state.config.server;
         let listener = TcpListener::bind(server.listen).await?;
         let admin_listener = TcpListener::bind(server.admin_listen).await?;
         let addr = listener.local_addr()?;
         let admin_addr = admin_listener.local_addr()?;
-        let settings = server::Settings::new(server, &self.state.config.limits);
+        let settings = server::Settings::new(server, &state.config.limits);
         // The first card round is awaited (each fetch is bounded by the
         // refresh timeout) so the gateway starts with the skills it can
         // route; a dead upstream delays start-up by that bound at most.
-        self.state
-            .fleet
-            .refresh(&self.state.upstreams, &self.state.config)
-            .await;
-        let refresher = tokio::spawn(refresh_cards(self.state.clone()));
+        state.fleet.refresh(&state.upstreams, &state.config).await;
+        let refresher = tokio::spawn(refresh_cards(self.shared.clone()));
         let tls_watcher = tls.as_ref().map(|t| t.watch());
         let (stop_proxy, proxy_rx) = watch::channel(false);
         let (stop_admin, admin_rx) = watch::channel(false);
         let proxy_task = tokio::spawn(server::serve(
             listener,
-            stack::proxy(self.state.clone()),
+            stack::proxy(self.shared.clone()),
             settings.clone(),
             tls.clone(),
             proxy_rx,
+            state.closing.clone(),
         ));
         let admin_task = tokio::spawn(server::serve(
             admin_listener,
-            stack::admin(self.state.clone()),
+            stack::admin(self.shared.clone()),
             settings,
             None,
             admin_rx,
+            tokio_util::sync::CancellationToken::new(),
         ));
-        tracing::info!(%addr, %admin_addr, tls = tls.is_some(), upstreams = self.state.upstreams.len(), "a2a-gateway listening");
+        tracing::info!(%addr, %admin_addr, tls = tls.is_some(), upstreams = state.upstreams.len(), "a2a-gateway listening");
         Ok(Running {
             addr,
             admin_addr,
-            state: self.state,
+            shared: self.shared,
             stop_proxy,
             stop_admin,
             proxy_task,
@@ -104,14 +105,15 @@ impl Gateway {
     }
 }
 
-/// Keeps upstream cards fresh until the gateway stops.
-async fn refresh_cards(state: Arc<AppState>) {
-    let mut tick = tokio::time::interval(state.config.card_refresh.interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await; // the first tick is immediate; start-up just refreshed
+/// Keeps upstream cards fresh until the gateway stops, with the current
+/// configuration's interval and upstreams.
+async fn refresh_cards(shared: Shared) {
+    let interval = shared.load().config.card_refresh.interval;
+    tokio::time::sleep(interval).await; // start-up just refreshed
     loop {
-        tick.tick().await;
+        let state = shared.load_full();
         state.fleet.refresh(&state.upstreams, &state.config).await;
+        tokio::time::sleep(state.config.card_refresh.interval).await;
     }
 }
 
@@ -120,7 +122,7 @@ async fn refresh_cards(state: Arc<AppState>) {
 pub struct Running {
     addr: SocketAddr,
     admin_addr: SocketAddr,
-    state: Arc<AppState>,
+    shared: Shared,
     stop_proxy: watch::Sender<bool>,
     stop_admin: watch::Sender<bool>,
     proxy_task: JoinHandle<()>,
@@ -141,10 +143,8 @@ impl Running {
 
     /// Runs one card refresh round now (tests; operators wait for the interval).
     pub async fn refresh_cards(&self) {
-        self.state
-            .fleet
-            .refresh(&self.state.upstreams, &self.state.config)
-            .await;
+        let state = self.shared.load_full();
+        state.fleet.refresh(&state.upstreams, &state.config).await;
     }
 
     /// Re-reads the TLS certificate, key and client CA now, as a file
@@ -158,14 +158,60 @@ impl Running {
 
     /// Forgets every learned task and context owner, as a restart would.
     pub fn forget_affinity(&self) {
-        self.state.fleet.affinity.clear();
+        self.shared.load().fleet.affinity.clear();
+    }
+
+    /// Applies a reloaded configuration, or counts a refused one. The new
+    /// state is swapped in whole: requests in progress finish with the
+    /// state they started with, connections stay open, and upstream pools,
+    /// cards, task owners and limit budgets carry over where unchanged.
+    /// Listener addresses and the TLS file paths need a restart.
+    pub fn reload(&self, loaded: Result<Config, config::ConfigErrors>) -> Result<(), String> {
+        let previous = self.shared.load_full();
+        let config = match loaded {
+            Ok(config) => config,
+            Err(errors) => {
+                previous
+                    .metrics
+                    .config_reloads
+                    .with_label_values(&["failed"])
+                    .inc();
+                let why = errors.to_string().replace('\n', "; ");
+                tracing::error!(
+                    "configuration reload refused, the previous configuration stays: {why}"
+                );
+                return Err(why);
+            }
+        };
+        let old = &previous.config.server;
+        if config.server.listen != old.listen || config.server.admin_listen != old.admin_listen {
+            tracing::warn!(
+                "listen addresses changed in the configuration; they take effect on restart"
+            );
+        }
+        if config.tls != previous.config.tls {
+            tracing::warn!("[tls] settings changed; certificate files are reloaded when they change, new paths take effect on restart");
+        }
+        let next = Arc::new(AppState::rebuild(config, &previous));
+        next.fleet.reconfigure(&next.config);
+        self.shared.store(next.clone());
+        previous
+            .metrics
+            .config_reloads
+            .with_label_values(&["ok"])
+            .inc();
+        tracing::info!(upstreams = next.upstreams.len(), "configuration reloaded");
+        // Upstreams new to this configuration get their cards now.
+        tokio::spawn(async move { next.fleet.refresh(&next.upstreams, &next.config).await });
+        Ok(())
     }
 
     /// Graceful stop: readiness turns false, the proxy listener stops
-    /// accepting and drains (bounded by the configured grace), then the
-    /// admin listener, which kept answering probes meanwhile, stops too.
+    /// accepting and drains (bounded by the configured grace; then open
+    /// streams end with a final event), then the admin listener, which kept
+    /// answering probes meanwhile, stops too.
     pub async fn shutdown(self) {
-        self.state.set_draining();
+        self.shared.load().set_draining();
         self.refresher.abort();
         if let Some(watcher) = &self.tls_watcher {
             watcher.abort();

@@ -144,10 +144,82 @@ async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    wait_for_signal().await;
+    serve_until_stopped(&running, args.config.as_deref(), &overrides).await;
     tracing::info!("shutting down: draining connections");
     running.shutdown().await;
     ExitCode::SUCCESS
+}
+
+/// How often the config file is checked for changes.
+const CONFIG_WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs until SIGTERM/SIGINT, reloading the configuration on SIGHUP and
+/// whenever the file changes (checked every CONFIG_WATCH_INTERVAL).
+async fn serve_until_stopped(
+    running: &a2a_gateway::Running,
+    path: Option<&std::path::Path>,
+    overrides: &Overrides,
+) {
+    let stop = wait_for_signal();
+    tokio::pin!(stop);
+    let mut hangups = hangup_signals();
+    let mut seen = path.and_then(file_stamp);
+    let mut tick = tokio::time::interval(CONFIG_WATCH_INTERVAL);
+    loop {
+        let reason = tokio::select! {
+            _ = &mut stop => return,
+            _ = next_hangup(&mut hangups) => "SIGHUP",
+            _ = tick.tick() => {
+                let now = path.and_then(file_stamp);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                "the file changed"
+            }
+        };
+        tracing::info!("reloading the configuration ({reason})");
+        let loaded = match path {
+            Some(p) => config::load_file(p, overrides),
+            None => config::load_with(None, overrides),
+        };
+        let _ = running.reload(loaded);
+    }
+}
+
+/// Modification time and length: enough to notice an edit or a replaced
+/// file (e.g. a Kubernetes ConfigMap update).
+fn file_stamp(path: &std::path::Path) -> Option<(std::time::SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+#[cfg(unix)]
+type Hangups = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type Hangups = ();
+
+#[cfg(unix)]
+fn hangup_signals() -> Hangups {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok()
+}
+
+#[cfg(not(unix))]
+fn hangup_signals() -> Hangups {}
+
+#[cfg(unix)]
+async fn next_hangup(h: &mut Hangups) {
+    match h {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(not(unix))]
+async fn next_hangup(_: &mut Hangups) {
+    std::future::pending().await
 }
 
 async fn demo(listen: SocketAddr, admin_listen: SocketAddr) -> ExitCode {

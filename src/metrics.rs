@@ -324,6 +324,7 @@ pub fn error_class(code: Option<i32>) -> &'static str {
         Some(codes::UPSTREAM_STREAM_BROKEN) => "upstream_stream_broken",
         Some(codes::UPSTREAM_STREAM_IDLE) => "upstream_stream_idle",
         Some(codes::UPSTREAM_EJECTED) => "upstream_ejected",
+        Some(codes::SHUTTING_DOWN) => "shutting_down",
         Some(codes::RATE_LIMITED) => "rate_limited",
         Some(codes::OVERLOADED) => "overloaded",
         Some(_) => "other",

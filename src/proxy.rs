@@ -514,6 +514,7 @@ fn relay(
             idle_timeout: limits.sse_idle_timeout,
             max_event_bytes: limits.max_sse_event_bytes,
             on_events: Some(on_events),
+            closing: Some(state.closing.clone()),
         };
         // A stream holds its stream place for its whole life, but not an
         // in-flight slot: streams are bounded by their own limits.

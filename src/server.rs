@@ -14,6 +14,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::config::{Limits, Server};
@@ -88,6 +89,7 @@ pub async fn serve(
     settings: Settings,
     tls: Option<Arc<TlsState>>,
     mut shutdown: watch::Receiver<bool>,
+    closing: CancellationToken,
 ) {
     let builder = builder(&settings);
     let protocols = Arc::new(Protocols {
@@ -147,14 +149,35 @@ pub async fn serve(
         }
     }
     drop(listener);
+    let drained = graceful.shutdown();
+    tokio::pin!(drained);
     tokio::select! {
-        _ = graceful.shutdown() => tracing::debug!("all connections drained"),
-        _ = tokio::time::sleep(settings.grace) => {
-            tracing::warn!(open = connections.len(), "shutdown grace expired; closing remaining connections");
+        _ = &mut drained => {
+            tracing::debug!("all connections drained");
+            connections.shutdown().await;
+            return;
+        }
+        _ = tokio::time::sleep(settings.grace) => {}
+    }
+    // The grace is over: open streams end cleanly with a final event, then
+    // their connections finish; whatever is still open after that is closed.
+    tracing::info!(
+        open = connections.len(),
+        "shutdown grace expired; ending open streams"
+    );
+    closing.cancel();
+    tokio::select! {
+        _ = &mut drained => tracing::debug!("connections finished after the streams ended"),
+        _ = tokio::time::sleep(STREAMS_END_WAIT) => {
+            tracing::warn!(open = connections.len(), "closing remaining connections");
         }
     }
     connections.shutdown().await;
 }
+
+/// How long ended streams get to flush their last event before their
+/// connections are closed.
+const STREAMS_END_WAIT: Duration = Duration::from_secs(2);
 
 /// One TLS connection: the handshake (bounded by `handshake_timeout`),
 /// then HTTP/2 when ALPN chose "h2", HTTP/1.1 when it chose "http/1.1",

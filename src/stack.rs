@@ -2,7 +2,6 @@
 //! top to bottom on the way in; each comment says why it stands where it does.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 
 use http::{header, HeaderName, Request, Response};
 use http_body_util::BodyExt;
@@ -17,7 +16,7 @@ use tracing::Level;
 
 use crate::body::Body;
 use crate::error::GatewayError;
-use crate::state::AppState;
+use crate::state::{AppState, Shared};
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
 
@@ -38,10 +37,10 @@ fn sensitive_headers(state: &AppState) -> Vec<HeaderName> {
 }
 
 /// The proxy listener's service.
-pub fn proxy(state: Arc<AppState>) -> HttpService {
-    let sensitive = sensitive_headers(&state);
+pub fn proxy(shared: Shared) -> HttpService {
+    let sensitive = sensitive_headers(&shared.load());
     let handler = service_fn(move |request: Request<Incoming>| {
-        let state = state.clone();
+        let state = shared.load_full();
         async move { Ok::<_, Infallible>(crate::dispatch::dispatch(state, request).await) }
     });
     let stack = ServiceBuilder::new()
@@ -77,9 +76,9 @@ pub fn proxy(state: Arc<AppState>) -> HttpService {
 }
 
 /// The admin listener's service: probes only, no proxy layers.
-pub fn admin(state: Arc<AppState>) -> HttpService {
+pub fn admin(shared: Shared) -> HttpService {
     service_fn(move |request: Request<Incoming>| {
-        let state = state.clone();
+        let state = shared.load_full();
         async move { Ok::<_, Infallible>(crate::admin::handle(state, request).await) }
     })
     .boxed_clone()

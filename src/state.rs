@@ -3,68 +3,101 @@
 //! is draining.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
 
 use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::fleet::Fleet;
+use crate::limits::concurrency::{InFlight, Streams};
+use crate::limits::rate::RateLimits;
+use crate::metrics::Metrics;
 use crate::routing::Router;
 use crate::upstream::headers::Credentials;
 use crate::upstream::Upstream;
 
+/// The current state, swapped whole by a config reload: each request loads
+/// it once and keeps that snapshot, so a reload never changes a request
+/// half-way.
+pub type Shared = Arc<arc_swap::ArcSwap<AppState>>;
+
 pub struct AppState {
     pub config: Config,
-    pub upstreams: Vec<Upstream>,
+    pub upstreams: Vec<Arc<Upstream>>,
     pub router: Router,
-    pub fleet: Fleet,
+    pub fleet: Arc<Fleet>,
     /// `None` when the gateway does not authenticate callers.
     pub auth: Option<Authenticator>,
     /// The credentials the gateway's own schemes consume.
     pub consumed: Option<Credentials>,
-    pub rate: crate::limits::rate::RateLimits,
+    pub rate: Arc<RateLimits>,
     /// In-flight limits, one per upstream (same order).
-    pub in_flight: Vec<crate::limits::concurrency::InFlight>,
-    pub streams: crate::limits::concurrency::Streams,
-    pub metrics: std::sync::Arc<crate::metrics::Metrics>,
-    draining: AtomicBool,
+    pub in_flight: Vec<Arc<InFlight>>,
+    pub streams: Arc<Streams>,
+    pub metrics: Arc<Metrics>,
+    /// Cancelled when the shutdown grace is over: open streams end cleanly.
+    pub closing: CancellationToken,
+    draining: Arc<AtomicBool>,
 }
 
 impl AppState {
     pub fn new(config: Config) -> Self {
-        let upstreams = config.upstreams.iter().map(Upstream::new).collect();
-        let router = Router::new(&config.upstreams, &config.routing);
-        let metrics = std::sync::Arc::new(crate::metrics::Metrics::new());
-        let fleet = Fleet::new(&config, metrics.clone());
-        let auth = config.auth.as_ref().map(Authenticator::new);
-        let consumed = config.auth.as_ref().map(Credentials::from_auth);
-        let rate = crate::limits::rate::RateLimits::new(&config.rate_limits);
-        let in_flight = config
+        Self::build(config, None)
+    }
+
+    /// The state for a reloaded `config`, keeping what did not change:
+    /// upstream pools and in-flight limits of upstreams whose settings are
+    /// the same, the fleet's cards and task owners, rate-limit budgets and
+    /// stream counts when their settings are the same, the metrics.
+    pub fn rebuild(config: Config, previous: &AppState) -> Self {
+        Self::build(config, Some(previous))
+    }
+
+    fn build(config: Config, previous: Option<&AppState>) -> Self {
+        let same_upstream = |u: &crate::config::Upstream| {
+            let p = previous?;
+            let i = p.config.upstreams.iter().position(|old| old == u)?;
+            Some((p.upstreams[i].clone(), p.in_flight[i].clone()))
+        };
+        let (upstreams, in_flight): (Vec<_>, Vec<_>) = config
             .upstreams
             .iter()
             .map(|u| {
-                crate::limits::concurrency::InFlight::new(
-                    &u.name,
-                    u.max_in_flight,
-                    u.queue,
-                    u.queue_timeout,
-                )
+                same_upstream(u).unwrap_or_else(|| {
+                    let limit = InFlight::new(&u.name, u.max_in_flight, u.queue, u.queue_timeout);
+                    (Arc::new(Upstream::new(u)), Arc::new(limit))
+                })
             })
-            .collect();
-        let streams = crate::limits::concurrency::Streams::new(
-            config.concurrency.max_streams,
-            config.concurrency.max_streams_per_caller,
-        );
+            .unzip();
+        let metrics = previous.map_or_else(|| Arc::new(Metrics::new()), |p| p.metrics.clone());
+        let fleet = match previous {
+            Some(p) => p.fleet.clone(),
+            None => Arc::new(Fleet::new(&config, metrics.clone())),
+        };
+        let rate = match previous {
+            Some(p) if p.config.rate_limits == config.rate_limits => p.rate.clone(),
+            _ => Arc::new(RateLimits::new(&config.rate_limits)),
+        };
+        let c = &config.concurrency;
+        let streams = match previous {
+            Some(p) if p.config.concurrency == *c => p.streams.clone(),
+            _ => Arc::new(Streams::new(c.max_streams, c.max_streams_per_caller)),
+        };
         Self {
+            router: Router::new(&config.upstreams, &config.routing),
+            auth: config.auth.as_ref().map(Authenticator::new),
+            consumed: config.auth.as_ref().map(Credentials::from_auth),
+            closing: previous.map_or_else(CancellationToken::new, |p| p.closing.clone()),
+            draining: previous
+                .map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.draining.clone()),
             config,
             upstreams,
-            router,
             fleet,
-            auth,
-            consumed,
             rate,
             in_flight,
             streams,
             metrics,
-            draining: AtomicBool::new(false),
         }
     }
 

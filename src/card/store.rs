@@ -75,7 +75,7 @@ impl CardStore {
 
     /// Refreshes every upstream's card concurrently; each fetch is bounded
     /// by the refresh timeout, so a dead upstream never blocks the others.
-    pub async fn refresh_all(&self, upstreams: &[Upstream]) {
+    pub async fn refresh_all(&self, upstreams: &[Arc<Upstream>]) {
         futures_util::future::join_all(upstreams.iter().map(|u| self.refresh(u))).await;
     }
 

@@ -161,7 +161,7 @@ pub struct Routing {
 }
 
 /// Open SSE streams allowed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Concurrency {
     pub max_streams: usize,
     pub max_streams_per_caller: usize,
@@ -174,13 +174,13 @@ pub enum Balance {
     RoundRobin,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Breaker {
     pub failures: u32,
     pub open_for: Duration,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Upstream {
     pub name: String,
     /// The first replica's JSON-RPC endpoint (http only).

@@ -28,7 +28,7 @@ const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 /// `task` succeeds, carrying the client's own headers (the upstream may
 /// require its credentials to read the task).
 pub async fn find_owner(
-    upstreams: &[Upstream],
+    upstreams: &[std::sync::Arc<Upstream>],
     candidates: &[usize],
     client: &Client<'_>,
     task: &str,

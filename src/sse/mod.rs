@@ -21,6 +21,7 @@ pub use scan::EventScanner;
 use crate::a2a::jsonrpc;
 use crate::body::BoxError;
 use crate::error::codes;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 /// Called with each chunk of whole events as it is forwarded.
 pub type OnEvents = Box<dyn FnMut(&[u8]) + Send>;
@@ -33,6 +34,9 @@ pub struct RelaySettings {
     pub idle_timeout: Duration,
     pub max_event_bytes: usize,
     pub on_events: Option<OnEvents>,
+    /// Cancelled when the gateway's shutdown grace is over: the stream then
+    /// ends with a final event telling the client to resubscribe.
+    pub closing: Option<CancellationToken>,
 }
 
 pin_project! {
@@ -44,6 +48,7 @@ pin_project! {
         pending: BytesMut,
         scanner: EventScanner,
         settings: RelaySettings,
+        closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
         done: bool,
     }
 }
@@ -55,6 +60,10 @@ impl<B> SseRelay<B> {
             idle: tokio::time::sleep(settings.idle_timeout),
             pending: BytesMut::new(),
             scanner: EventScanner::default(),
+            closing: settings
+                .closing
+                .clone()
+                .map(|t| Box::pin(t.cancelled_owned())),
             settings,
             done: false,
         }
@@ -121,6 +130,12 @@ where
                     return Poll::Ready((!rest.is_empty()).then(|| Ok(Frame::data(rest))));
                 }
                 Poll::Pending => {
+                    if let Some(closing) = this.closing.as_mut() {
+                        if closing.as_mut().poll(cx).is_ready() {
+                            let why = "the gateway is shutting down; resubscribe to continue";
+                            return finish(this.done, this.settings, codes::SHUTTING_DOWN, why);
+                        }
+                    }
                     ready!(this.idle.as_mut().poll(cx));
                     let why = format!("no event for {:?}", this.settings.idle_timeout);
                     return finish(this.done, this.settings, codes::UPSTREAM_STREAM_IDLE, &why);
@@ -163,7 +178,10 @@ fn finish(
 ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
     *done = true;
     tracing::warn!(upstream = %settings.upstream, code, "{why}");
-    let message = format!("upstream '{}': {why}", settings.upstream);
+    let message = match code {
+        codes::SHUTTING_DOWN => why.to_string(),
+        _ => format!("upstream '{}': {why}", settings.upstream),
+    };
     let data = serde_json::json!({ "upstream": settings.upstream });
     let body = jsonrpc::error_body(settings.request_id.as_deref(), code, &message, Some(&data));
     let mut event = BytesMut::with_capacity(body.len() + 8);
@@ -188,6 +206,7 @@ mod tests {
             idle_timeout: Duration::from_millis(idle_ms),
             max_event_bytes: 64,
             on_events: None,
+            closing: None,
         }
     }
 

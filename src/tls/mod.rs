@@ -68,7 +68,7 @@ impl ClientAuth {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TlsSettings {
     pub cert: PathBuf,
     pub key: PathBuf,
