@@ -93,8 +93,12 @@ pub enum GatewayError {
     ExtendedCardNotConfigured,
     #[error("rate limit exceeded ({}): retry after {}s", .0.limit, .0.retry_after.as_secs_f64().ceil())]
     RateLimited(crate::limits::rate::Refusal),
-    #[error("overloaded: {0}")]
-    Overloaded(String),
+    #[error("overloaded: {reason}")]
+    Overloaded {
+        /// Which limit refused: "in_flight" or "streams" (a metrics label).
+        limit: &'static str,
+        reason: String,
+    },
     #[error("upstream '{upstream}' is ejected: {detail}")]
     UpstreamEjected {
         upstream: String,
@@ -136,7 +140,7 @@ impl GatewayError {
             | UnsupportedOperation(_)
             | ExtendedCardNotConfigured => StatusCode::OK,
             RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            Overloaded(_) | UpstreamEjected { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Overloaded { .. } | UpstreamEjected { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Unauthenticated { .. } => StatusCode::UNAUTHORIZED,
             Forbidden { .. } => StatusCode::FORBIDDEN,
             PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -166,7 +170,7 @@ impl GatewayError {
             NoRoute { .. } => codes::NO_ROUTE,
             UnknownSkill { .. } => codes::UNKNOWN_SKILL,
             RateLimited(_) => codes::RATE_LIMITED,
-            Overloaded(_) => codes::OVERLOADED,
+            Overloaded { .. } => codes::OVERLOADED,
             UpstreamEjected { .. } => codes::UPSTREAM_EJECTED,
             Unauthenticated { .. } => codes::UNAUTHENTICATED,
             Forbidden { .. } => codes::FORBIDDEN,

@@ -62,7 +62,7 @@ async fn handle_call(
         Ok(identity) => identity,
         Err(e) => {
             count_auth_failure(state, &e);
-            return refuse(state, e, &parts, body).await;
+            return refuse(state, e, &parts, body, record).await;
         }
     };
     record.caller = identity.as_ref().map(|i| i.subject.clone());
@@ -139,8 +139,7 @@ fn count_auth_failure(state: &AppState, error: &GatewayError) {
 fn count_rejection(state: &AppState, error: &GatewayError) {
     let limit = match error {
         GatewayError::RateLimited(r) => r.limit,
-        GatewayError::Overloaded(why) if why.contains("stream") => "streams",
-        GatewayError::Overloaded(_) => "in_flight",
+        GatewayError::Overloaded { limit, .. } => limit,
         GatewayError::Forbidden { .. } => {
             state
                 .metrics
@@ -304,10 +303,12 @@ async fn refuse(
     error: GatewayError,
     parts: &Parts,
     body: Incoming,
+    record: &mut Record,
 ) -> Response<Body> {
     let bytes = read_body(&state.config.limits, &parts.headers, body)
         .await
         .unwrap_or_default();
+    record.request_bytes = bytes.len();
     let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);
     error.into_response(id)
 }

@@ -45,18 +45,23 @@ impl InFlight {
         if let Ok(permit) = self.slots.clone().try_acquire_owned() {
             return Ok(permit);
         }
-        let _waiter = Waiter::join(&self.waiting, self.queue).ok_or_else(|| {
-            GatewayError::Overloaded(format!(
-                "upstream '{}' has too many calls in flight and its queue is full",
-                self.name
-            ))
-        })?;
+        let _waiter =
+            Waiter::join(&self.waiting, self.queue).ok_or_else(|| GatewayError::Overloaded {
+                limit: "in_flight",
+                reason: format!(
+                    "upstream '{}' has too many calls in flight and its queue is full",
+                    self.name
+                ),
+            })?;
         match tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned()).await {
             Ok(Ok(permit)) => Ok(permit),
-            _ => Err(GatewayError::Overloaded(format!(
-                "upstream '{}' had no free slot within {:?}",
-                self.name, self.queue_timeout
-            ))),
+            _ => Err(GatewayError::Overloaded {
+                limit: "in_flight",
+                reason: format!(
+                    "upstream '{}' had no free slot within {:?}",
+                    self.name, self.queue_timeout
+                ),
+            }),
         }
     }
 
@@ -123,19 +128,27 @@ impl Streams {
 
     /// A place for one more stream, or 503 at once.
     pub fn try_open(&self, caller: &str) -> Result<StreamPermit, GatewayError> {
-        let total = self.total.clone().try_acquire_owned().map_err(|_| {
-            GatewayError::Overloaded("the gateway has the maximum number of streams open".into())
-        })?;
+        let total =
+            self.total
+                .clone()
+                .try_acquire_owned()
+                .map_err(|_| GatewayError::Overloaded {
+                    limit: "streams",
+                    reason: "the gateway has the maximum number of streams open".into(),
+                })?;
         let mut counts = self
             .per_caller
             .lock()
             .map_err(|_| GatewayError::Internal("stream accounting unavailable".into()))?;
         let n = counts.entry(caller.to_string()).or_insert(0);
         if *n >= self.max_per_caller {
-            return Err(GatewayError::Overloaded(format!(
-                "this caller already has {} streams open (the maximum)",
-                self.max_per_caller
-            )));
+            return Err(GatewayError::Overloaded {
+                limit: "streams",
+                reason: format!(
+                    "this caller already has {} streams open (the maximum)",
+                    self.max_per_caller
+                ),
+            });
         }
         *n += 1;
         Ok(StreamPermit {
@@ -205,7 +218,13 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(20)).await;
         // The queue is full: shed at once.
         let shed = limit.acquire().await;
-        assert!(matches!(shed, Err(GatewayError::Overloaded(_))));
+        assert!(matches!(
+            shed,
+            Err(GatewayError::Overloaded {
+                limit: "in_flight",
+                ..
+            })
+        ));
         drop(first);
         assert!(queued.await.unwrap().is_ok());
         // A queued call gives up after the timeout.
