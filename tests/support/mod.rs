@@ -3,5 +3,6 @@
 #![allow(dead_code)]
 
 pub mod client;
+pub mod fault_agent;
 pub mod gateway;
 pub mod mock_agent;
