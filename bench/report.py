@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+"""Writes the benchmark report from bench/run.sh's results.
+
+usage: python3 bench/report.py OUT_DIR REPORT.md
+
+OUT_DIR holds meta.json and results.jsonl (one JSON object per measurement,
+written by bench/run.sh). bench/profile.md, when present, is the hand-written
+profile section and is copied in as it is.
+"""
+import json
+import os
+import sys
+
+out, report = sys.argv[1], sys.argv[2]
+meta = json.load(open(os.path.join(out, "meta.json")))
+rows = [json.loads(l) for l in open(os.path.join(out, "results.jsonl")) if l.strip()]
+TARGETS = ["direct", "gateway", "nginx"]
+WORKLOADS = {
+    "send1k": "`message/send`, 1 KiB body",
+    "send64k": "`message/send`, 64 KiB body",
+    "get": "`tasks/get`",
+}
+PROTOS = {"h1": "HTTP/1.1", "h2": "HTTP/2 (h2c)"}
+
+
+def find(phase, workload=None, proto=None, target=None, **extra):
+    for r in rows:
+        if r.get("phase") != phase:
+            continue
+        if workload and r.get("workload") != workload:
+            continue
+        if proto and r.get("proto") != proto:
+            continue
+        if target and r.get("target") != target:
+            continue
+        if any(r.get(k) != v for k, v in extra.items()):
+            continue
+        return r
+    return None
+
+
+def get(r, key):
+    return None if r is None else r.get(key)
+
+
+def fmt_int(v):
+    return "—" if v is None else f"{v:,.0f}"
+
+
+def fmt_us(v):
+    return "—" if v is None else f"{v:,.0f} µs"
+
+
+def fmt_f(v, digits=3):
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "—"
+    return f"{a / b:.2f}×"
+
+
+def diff_us(a, b):
+    if a is None or b is None:
+        return "—"
+    return f"{a - b:+,.0f} µs"
+
+
+def row(label, values, fmt, ratios=True):
+    cells = [fmt(values.get(t)) for t in TARGETS]
+    if ratios:
+        cells += [ratio(values.get("gateway"), values.get("direct")),
+                  ratio(values.get("gateway"), values.get("nginx"))]
+    else:
+        cells += ["", ""]
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
+HEADER = ("| | direct | gateway | nginx | gateway/direct | gateway/nginx |\n"
+          "|---|---:|---:|---:|---:|---:|")
+
+lines = []
+w = lines.append
+smoke = meta.get("mode") != "full"
+w("# Benchmark results: a2a-gateway vs direct vs nginx")
+w("")
+if smoke:
+    w("**Smoke run** (`--smoke`: debug builds, ~1 s per workload). These numbers only show "
+      "that the harness works; they say nothing about performance.")
+    w("")
+w(f"Written by `{meta['command']}` on {meta['date']} (took {meta.get('secs', '?')} s; "
+  f"{meta.get('failures', '?')} failed measurements). Raw data: `bench/out/{meta['mode']}/results.jsonl` "
+  "(not committed) and the table at the end of this file.")
+w("")
+w("## Machine and versions")
+w("")
+w("| | |\n|---|---|")
+w(f"| CPU | {meta['nproc']} cores, {meta['cpu']} |")
+w(f"| memory | {meta['mem']} |")
+w(f"| kernel | {meta['kernel']} |")
+w(f"| rustc | {meta['rustc']} |")
+w(f"| gateway | git {meta['git']} (release profile: thin LTO, 4 codegen units) |")
+w(f"| nginx | {meta['nginx']} |")
+w(f"| wrk | {meta['wrk']} |")
+w(f"| h2load | {meta['h2load']} |")
+w(f"| open files | {meta['nofile']} (hard limit) |")
+w(f"| load average before / after | {meta['load_before']} / {meta.get('load_after', '?')} |")
+w(f"| compiler processes running (rustc, cargo, cc1, ld) before / after | "
+  f"{meta['busy_before']} / {meta.get('busy_after', '?')} |")
+busy_samples = []
+if os.path.exists(os.path.join(out, "busy.txt")):
+    for l in open(os.path.join(out, "busy.txt")):
+        parts = l.split()
+        if len(parts) == 2:
+            busy_samples.append((float(parts[0]), int(parts[1])))
+if busy_samples:
+    with_compilers = sum(1 for _, n in busy_samples if n > 0)
+    w(f"| during the run (sampled every 5 s) | compilers running in {with_compilers} of "
+      f"{len(busy_samples)} samples; 1-min load average {min(l for l, _ in busy_samples):.2f}–"
+      f"{max(l for l, _ in busy_samples):.2f} |")
+w("")
+busy = (str(meta["busy_before"]) != "0" or str(meta.get("busy_after", "0")) != "0"
+        or any(n > 0 for _, n in busy_samples))
+if busy:
+    w("**Note:** other work (compilers) was running on this 2-core machine during the run, so "
+      "absolute numbers are lower and noisier than on an idle machine. The three targets were "
+      "measured back to back for each workload, so the ratios are the more reliable figures.")
+    w("")
+
+w("## How it was measured")
+w("")
+w("""Everything runs on 127.0.0.1 on the same 2 cores: the load generator, the proxy and the
+mock upstream compete for CPU, as they would in a sidecar. No CPU pinning.
+
+* **Upstream** (`bench/upstream.rs`, `cargo run --release --example bench-upstream -- serve PORT`):
+  hyper 1, tokio with 2 workers, HTTP/1.1 and h2c, no sleeps. `message/send` answers a completed
+  task (≈300 bytes), `tasks/get` a task, `message/stream` 10 SSE events (≈250 bytes each) written
+  as fast as it can.
+* **gateway**: `a2a-gateway run --config bench/gateway.toml --listen … --admin-listen …
+  --upstream bench=http://127.0.0.1:PORT`. Defaults otherwise: JSON-RPC validation, routing (BM25
+  match, then the single upstream as default), affinity learning, limits and metrics on; HTTP/1.1
+  to the upstream. `[log] level = "warn"`, so **no access log line** is written per call.
+* **nginx**: `bench/nginx.conf`: 2 workers, `access_log off`, upstream keep-alive pool (256),
+  `proxy_http_version 1.1`, `proxy_buffering off` (needed for SSE; used for every call). h2c on a
+  second port (nginx 1.22 needs `listen … http2` for cleartext HTTP/2).
+* **Saturation throughput**: HTTP/1.1 with `wrk -t1 -c32 -d5s -s bench/post.lua` (32 keep-alive
+  connections); HTTP/2 with `h2load -c4 -m8 -t1 -D 5` (4 connections × 8 streams). Closed loop.
+* **CPU per 10k requests**: utime + stime of the proxy's processes (`/proc/PID/stat`; nginx:
+  master + workers) over the saturation run, divided by the requests answered. The *direct*
+  column is the upstream's own CPU; the upstream's CPU is not included in the proxy columns.
+* **Peak RSS**: `VmHWM` of the proxy's processes (summed for nginx), reset
+  (`/proc/PID/clear_refs` = 5) before each saturation run. The processes live through all the
+  workloads, so this includes memory kept from earlier ones (the gateway's affinity cache, the
+  allocator's free lists).
+* **Latency at a fixed rate** (`bench-upstream rate`, wrk2's open-loop model): request *i* is due
+  at start + i/rate, spread round-robin over 16 keep-alive connections (HTTP/1.1, one request at a
+  time each) or 2 h2 connections (multiplexed). Latency is counted from the moment the request
+  was sent, or from its due time when its connection was still busy (so queueing behind a slow
+  answer is charged — no coordinated omission). Requests are released on tokio's 1 ms timer, so
+  at 5k rps they leave in bursts of about 5 per millisecond. 10 s at 1k rps, 5 s at 5k rps.
+  Every answer is checked (HTTP 200 and the expected JSON).
+* **SSE** (`bench-upstream sse`): `message/stream` with 10 events. *Latency*: 1,000 streams one
+  after another on one keep-alive connection: time to the first complete event, time to the end
+  of the stream, mean gap between events. *Throughput*: 5,000 streams over 8 concurrent workers.
+  A stream fails unless it has exactly 10 events.
+* **Idle streams** (`bench-upstream idle`): N `message/stream` calls whose upstream stream never
+  ends (one event, then silence). The proxy is started fresh for each count (after a short
+  warm-up), and its RSS is read before and 1 s after all N streams have their first event.
+  HTTP/1.1: a connection per stream; each stream costs the proxy two sockets, so N is bounded by
+  the sandbox's hard limit of open files. HTTP/2: 100 streams per client connection (the proxy
+  still opens one HTTP/1.1 connection per stream to the upstream).
+* **Soak**: `message/send` 1 KiB through the gateway with wrk (32 connections) in 20 s rounds
+  until 1,000,000 requests have been answered (at most 420 s); RSS and open file descriptors
+  sampled every 5 s. It runs last, after every other workload, in the same gateway process.
+""")
+
+# ------------------------------------------------------------------ targets
+w("## Targets from issue #7")
+w("")
+w("| target | measured | met? |\n|---|---|---|")
+
+
+def met(ok):
+    return "—" if ok is None else ("**met**" if ok else "**not met**")
+
+
+for wl in WORKLOADS:
+    for proto in PROTOS:
+        vals = {t: get(find("sat", wl, proto, t), "rps") for t in TARGETS}
+        g, d, n = vals["gateway"], vals["direct"], vals["nginx"]
+        if g is None or d is None:
+            continue
+        ok = g >= 0.7 * d and (n is None or g >= n)
+        w(f"| throughput ≥ nginx and ≥ 70 % of direct: {WORKLOADS[wl]}, {PROTOS[proto]} | "
+          f"gateway {fmt_int(g)} req/s = {g / d:.0%} of direct; nginx {fmt_int(n)} req/s"
+          f"{'' if n is None else f' (gateway/nginx {g / n:.2f}×)'} | {met(ok)} |")
+for proto in PROTOS:
+    g = find("rate", "send1k", proto, "gateway", rate=1000)
+    d = find("rate", "send1k", proto, "direct", rate=1000)
+    if g and d:
+        added = g["p99_us"] - d["p99_us"]
+        w(f"| added p99 ≤ 0.3 ms at 1k rps, `message/send` 1 KiB, {PROTOS[proto]} | "
+          f"p99 {g['p99_us']} µs vs direct {d['p99_us']} µs: {added:+} µs | {met(added <= 300)} |")
+for proto in PROTOS:
+    r = find("idle", "stream", proto, "gateway")
+    if r and r.get("opened"):
+        per = (r["rss_during_kb"] - r["rss_before_kb"]) / r["opened"]
+        w(f"| ≤ 16 KiB RSS per idle open SSE stream, {PROTOS[proto]} | {per:.1f} KiB per stream "
+          f"over {r['opened']:,} streams | {met(per <= 16)} |")
+for proto in PROTOS:
+    g = find("sse_lat", "stream", proto, "gateway")
+    d = find("sse_lat", "stream", proto, "direct")
+    if g and d:
+        a50 = g["ttfe_p50_us"] - d["ttfe_p50_us"]
+        a99 = g["ttfe_p99_us"] - d["ttfe_p99_us"]
+        w(f"| time to first event added ≤ 1 ms, {PROTOS[proto]} | p50 {a50:+} µs, p99 {a99:+} µs "
+          f"| {met(a50 <= 1000 and a99 <= 1000)} |")
+samples = [r for r in rows if r.get("phase") == "soak_sample"]
+soak = find("soak")
+if samples and soak:
+    warm = next((s for s in samples if s["t"] >= 10), samples[0])
+    last = samples[-1]
+    peak = max(s["rss_kb"] for s in samples if s["t"] >= warm["t"])
+    flat_rss = last["rss_kb"] <= 1.10 * warm["rss_kb"] and peak <= 1.15 * warm["rss_kb"]
+    flat_fds = last["fds"] <= warm["fds"] + 5  # pooled connections may close: fewer is fine
+    reached = soak.get("requests", 0) >= 1_000_000
+    w(f"| flat RSS and fds across a 1,000,000-request soak | {soak.get('requests', 0):,} requests; "
+      f"RSS {warm['rss_kb'] / 1024:.1f} MiB at {warm['t']} s → {last['rss_kb'] / 1024:.1f} MiB at the end "
+      f"(peak {peak / 1024:.1f} MiB); fds {warm['fds']} → {last['fds']} | "
+      f"{met(flat_rss and flat_fds and reached)}{'' if reached else ' (fewer than 1M requests)'} |")
+w("")
+
+def saturation_rows(sat, proto):
+    w(row("saturation throughput (req/s)", {t: get(sat[t], "rps") for t in TARGETS}, fmt_int))
+    cpu = {}
+    for t in TARGETS:
+        r = sat[t]
+        if r and r.get("requests"):
+            key = "upstream_cpu_s" if t == "direct" else "cpu_s"
+            cpu[t] = r[key] / r["requests"] * 10_000
+    w(row("CPU seconds per 10k requests (the proxy; direct: the upstream)", cpu,
+          lambda v: fmt_f(v, 3)))
+    up_cpu = {t: (sat[t]["upstream_cpu_s"] / sat[t]["requests"] * 10_000)
+              for t in TARGETS if sat[t] and sat[t].get("requests")}
+    w(row("… the upstream's CPU seconds per 10k requests", up_cpu, lambda v: fmt_f(v, 3), False))
+    w(row("peak RSS during the run (MiB)",
+          {t: get(sat[t], "hwm_kb") / 1024 for t in TARGETS if get(sat[t], "hwm_kb")},
+          lambda v: fmt_f(v, 1)))
+    if proto == "h1":
+        w(row("closed-loop latency p50 at saturation (wrk)",
+              {t: get(sat[t], "p50_us") for t in TARGETS}, fmt_us, False))
+        w(row("closed-loop latency p99 at saturation (wrk)",
+              {t: get(sat[t], "p99_us") for t in TARGETS}, fmt_us, False))
+
+
+# ------------------------------------------------------------------ unary workloads
+for wl, title in WORKLOADS.items():
+    for proto, pname in PROTOS.items():
+        sat = {t: find("sat", wl, proto, t) for t in TARGETS}
+        if not any(sat.values()) and not find("rate", wl, proto):
+            continue
+        w(f"## {title}, {pname}")
+        w("")
+        w(HEADER)
+        if any(sat.values()):
+            saturation_rows(sat, proto)
+        rates = sorted({r["rate"] for r in rows if r.get("phase") == "rate"
+                        and r["workload"] == wl and r["proto"] == proto})
+        for rate in rates:
+            rr = {t: find("rate", wl, proto, t, rate=rate) for t in TARGETS}
+            label = f"{rate / 1000:g}k rps" if rate >= 1000 else f"{rate:g} rps"
+            for key, name in (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9")):
+                vals = {t: get(rr[t], key) for t in TARGETS}
+                w(row(f"latency {name} at {label}", vals, fmt_us))
+            for key, name in (("p50_us", "p50"), ("p99_us", "p99")):
+                d = get(rr["direct"], key)
+                cells = ["—"] + [diff_us(get(rr[t], key), d) for t in ("gateway", "nginx")]
+                w(f"| latency {name} added over direct at {label} | " + " | ".join(cells) + " | | |")
+            ach = {t: get(rr[t], "achieved_rps") for t in TARGETS}
+            errs = {t: get(rr[t], "errors") for t in TARGETS}
+            w(f"| achieved rate / failed requests at {label} | "
+              + " | ".join("—" if ach[t] is None else f"{ach[t]:,.0f} / {errs[t]}" for t in TARGETS)
+              + " | | |")
+        w("")
+
+# ------------------------------------------------------------------ SSE
+for proto, pname in PROTOS.items():
+    lat = {t: find("sse_lat", "stream", proto, t) for t in TARGETS}
+    tput = {t: find("sse_tput", "stream", proto, t) for t in TARGETS}
+    if not any(lat.values()) and not any(tput.values()):
+        continue
+    w(f"## `message/stream`, 10 events, {pname}")
+    w("")
+    n_lat = next((r["streams"] for r in lat.values() if r), "?")
+    n_tput = next((r["streams"] for r in tput.values() if r), "?")
+    c_tput = next((r["conns"] for r in tput.values() if r), "?")
+    w(f"Latency: {n_lat} streams one at a time; throughput: {n_tput} streams, {c_tput} at a time.")
+    w("")
+    w(HEADER)
+    for key, name in (("ttfe_p50_us", "time to first event p50"),
+                      ("ttfe_p99_us", "time to first event p99"),
+                      ("ttfe_p999_us", "time to first event p99.9"),
+                      ("total_p50_us", "time to end of stream p50"),
+                      ("total_p99_us", "time to end of stream p99")):
+        w(row(name, {t: get(lat[t], key) for t in TARGETS}, fmt_us))
+    for key, name in (("ttfe_p50_us", "time to first event added over direct, p50"),
+                      ("ttfe_p99_us", "time to first event added over direct, p99")):
+        d = get(lat["direct"], key)
+        w(f"| {name} | — | " + " | ".join(diff_us(get(lat[t], key), d) for t in ("gateway", "nginx"))
+          + " | | |")
+    w(row("mean gap between events", {t: get(lat[t], "gap_mean_us") for t in TARGETS},
+          lambda v: "—" if v is None else f"{v:,.1f} µs"))
+    d = get(lat["direct"], "gap_mean_us")
+    w("| added inter-event delay over direct | — | "
+      + " | ".join("—" if get(lat[t], "gap_mean_us") is None or d is None
+                   else f"{get(lat[t], 'gap_mean_us') - d:+,.1f} µs" for t in ("gateway", "nginx"))
+      + " | | |")
+    w(row("streams per second (concurrent)", {t: get(tput[t], "streams_per_s") for t in TARGETS},
+          fmt_int))
+    w(row("time to first event p99 (concurrent)", {t: get(tput[t], "ttfe_p99_us") for t in TARGETS},
+          fmt_us))
+    cpu = {t: tput[t]["cpu_s"] / tput[t]["ok"] * 10_000 for t in TARGETS
+           if tput[t] and tput[t].get("ok") and t != "direct"}
+    w(row("proxy CPU seconds per 10k streams", cpu, lambda v: fmt_f(v, 3)))
+    errs = {t: (get(lat[t], "errors") or 0) + (get(tput[t], "errors") or 0)
+            for t in TARGETS if lat[t] or tput[t]}
+    w("| failed streams | " + " | ".join(str(errs.get(t, "—")) for t in TARGETS) + " | | |")
+    w("")
+
+# ------------------------------------------------------------------ idle
+idle = [r for r in rows if r.get("phase") == "idle"]
+if idle:
+    w("## Idle open SSE streams")
+    w("")
+    w("| target | protocol | streams open | RSS before | RSS with the streams | RSS per stream "
+      "| open files with the streams | RSS after they closed |")
+    w("|---|---|---:|---:|---:|---:|---:|---:|")
+    for proto, pname in PROTOS.items():
+        for t in TARGETS:
+            r = find("idle", "stream", proto, t)
+            if not r:
+                continue
+            per = ((r["rss_during_kb"] - r["rss_before_kb"]) / r["opened"]) if r.get("opened") else None
+            w(f"| {t}{' (the upstream itself)' if t == 'direct' else ''} | {pname} | "
+              f"{r.get('opened', 0):,} of {r.get('streams', 0):,} | {r['rss_before_kb'] / 1024:.1f} MiB | "
+              f"{r['rss_during_kb'] / 1024:.1f} MiB | {fmt_f(per, 1)} KiB | {r['fds_during']:,} | "
+              f"{r['rss_after_kb'] / 1024:.1f} MiB |")
+    w("")
+
+# ------------------------------------------------------------------ soak
+if samples:
+    w("## Soak: `message/send` 1 KiB through the gateway")
+    w("")
+    if soak:
+        secs = soak.get("duration_us", 0) / 1e6
+        w(f"{soak.get('requests', 0):,} requests in {secs:.0f} s "
+          f"({soak.get('requests', 0) / max(secs, 1e-9):,.0f} req/s), {soak.get('errors', '?')} errors.")
+        w("")
+    w("| t (s) | RSS (MiB) | open files |\n|---:|---:|---:|")
+    for s in samples:
+        if s["t"] % 30 == 0 or s.get("after") or s is samples[-2]:
+            w(f"| {s['t']}{' (after)' if s.get('after') else ''} | {s['rss_kb'] / 1024:.1f} | {s['fds']} |")
+    w(f"| max over {len(samples)} samples | {max(x['rss_kb'] for x in samples) / 1024:.1f} | "
+      f"{max(x['fds'] for x in samples)} |")
+    w("")
+    w("The gateway remembers task owners in a bounded cache (`routing.affinity_capacity`, "
+      "100,000 by default) and every answer of the mock upstream names a new task, so RSS is "
+      "expected to grow until that cache is full and then stay flat.")
+    w("")
+
+# ------------------------------------------------------------------ profile
+prof = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profile.md")
+if os.path.exists(prof):
+    w(open(prof).read().rstrip())
+    w("")
+
+w("## Raw results")
+w("")
+w("<details><summary>results.jsonl</summary>")
+w("")
+w("```")
+for l in open(os.path.join(out, "results.jsonl")):
+    if l.strip():
+        w(l.rstrip())
+w("```")
+w("")
+w("</details>")
+
+with open(report, "w") as f:
+    f.write("\n".join(lines) + "\n")

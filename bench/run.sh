@@ -1,0 +1,544 @@
+#!/usr/bin/env bash
+# Benchmark harness for a2a-gateway: the same workloads, in one run, against
+#   direct   the mock upstream itself (bench/upstream.rs: the floor),
+#   gateway  a2a-gateway (release build, bench/gateway.toml) in front of it,
+#   nginx    nginx as a plain reverse proxy in front of it (bench/nginx.conf),
+# all on 127.0.0.1, and writes bench/RESULTS.md.
+#
+#   bash bench/run.sh            full run (~10 min after the builds): RESULTS.md
+#   bash bench/run.sh --smoke    every workload for ~1 s (debug builds, no nginx
+#                                install): checks the harness works; fails if
+#                                any request fails. Report: bench/out/smoke/
+#   bash bench/run.sh --profile  where the gateway spends CPU (perf sampling, or
+#                                callgrind where perf cannot record) under
+#                                message/send and stream load, and its heap with
+#                                1,000 idle streams (massif): bench/out/profile/
+#
+# Tools: wrk (HTTP/1.1 saturation), h2load (HTTP/2 saturation), nginx, from
+# Debian's packages, installed when missing (as root, with apt-get); the
+# fixed-rate latency, SSE and idle-stream clients are subcommands of the
+# bench-upstream example (bench/client.rs). Every process the script starts
+# is stopped on exit. Ports: BENCH_PORT_BASE (default: a free range from 20000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MODE=full
+case "${1:-}" in
+  "") ;;
+  --smoke) MODE=smoke ;;
+  --profile) MODE=profile ;;
+  *) echo "usage: bash bench/run.sh [--smoke|--profile]" >&2; exit 2 ;;
+esac
+
+# One run at a time in a checkout: runs share bench/out/ and would skew each
+# other's numbers. A second run waits for the first (bounded), then goes on.
+mkdir -p bench/out
+exec 9>bench/out/.lock
+if command -v flock >/dev/null 2>&1 && ! flock -n 9; then
+  echo "bench: another bench/run.sh is running in this checkout; waiting for it (at most 20 min)"
+  flock -w 1200 9 || { echo "bench: still busy after 20 min; giving up" >&2; exit 1; }
+fi
+
+OUT=bench/out/$MODE
+rm -rf "$OUT"
+mkdir -p "$OUT/logs"
+RESULTS=$OUT/results.jsonl
+: >"$RESULTS"
+FAILURES=0
+STARTED=$(date +%s)
+
+say() { printf '\n==> [%ss] %s\n' "$(($(date +%s) - STARTED))" "$*"; }
+note() { printf '    %s\n' "$*"; }
+fail() { printf '    FAILED: %s\n' "$*"; FAILURES=$((FAILURES + 1)); }
+
+# ---------------------------------------------------------------- settings
+if [ "$MODE" = smoke ]; then
+  # wrk/h2load run for send1k only (their minimum is 1 s); the other
+  # workloads go through the fixed-rate client, which checks every answer.
+  SAT_SECS=1; SAT_WORKLOADS="send1k"; RATES="200"; RATE_SECS=0.3; SSE_LAT=30; SSE_TPUT=60
+  IDLE_H1=200; IDLE_H2=200; SOAK=0; PAUSE=0.2
+elif [ "$MODE" = full ]; then
+  SAT_SECS=5; SAT_WORKLOADS="send1k send64k get"; RATES="1000 5000"; RATE_SECS=""
+  SSE_LAT=1000; SSE_TPUT=5000; IDLE_H1=10000; IDLE_H2=10000; SOAK=1; PAUSE=1
+fi
+WRK_FAIL='{"mode":"wrk","requests":0,"duration_us":1,"err_connect":1,"err_read":0,"err_write":0,"err_status":0,"err_timeout":0}'
+WRK_CONNS=32          # wrk: 1 thread, 32 keep-alive connections
+H2_CONNS=4; H2_STREAMS=8   # h2load: 4 connections x 8 concurrent streams
+RATE_CONNS_H1=16; RATE_CONNS_H2=2
+SSE_CONNS=8
+
+# Open files: 10,000 idle streams through a proxy take 20,000 sockets in it.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+NOFILE=$(ulimit -n)
+if [ "$MODE" = full ] && [ $((NOFILE - 1000)) -lt $((IDLE_H1 * 2)) ]; then
+  IDLE_H1=$(((NOFILE - 1000) / 2))
+fi
+
+# ---------------------------------------------------------------- processes
+PIDS=()
+forget_pid() { local keep=() p; for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done; PIDS=("${keep[@]}"); }
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for _ in $(seq 30); do
+    local alive=0
+    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+STOP_WAIT=50   # tenths of a second between TERM and KILL
+stop_pid() { # PID: TERM, wait, then KILL; the PID is forgotten (never killed twice)
+  local pid=$1
+  if kill "$pid" 2>/dev/null; then
+    for _ in $(seq $STOP_WAIT); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+  forget_pid "$pid"
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+BASE=${BENCH_PORT_BASE:-}
+if [ -z "$BASE" ]; then
+  for b in $(seq 20000 100 21900); do
+    ok=1
+    for p in $(seq "$b" $((b + 5))); do port_free "$p" || ok=0; done
+    if [ $ok = 1 ]; then BASE=$b; break; fi
+  done
+fi
+[ -n "$BASE" ] || { echo "no free port range found" >&2; exit 1; }
+UPORT=$BASE; GPORT=$((BASE + 1)); GADMIN=$((BASE + 2)); NH1=$((BASE + 3)); NH2=$((BASE + 4))
+
+wait_http() { # URL SECONDS: until it answers 2xx
+  local deadline=$(($(date +%s) + $2))
+  while [ "$(date +%s)" -le $deadline ]; do
+    curl -sf -o /dev/null --max-time 1 "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# ---------------------------------------------------------------- tools
+if [ "$MODE" = full ]; then want=(wrk h2load nginx); else want=(wrk h2load); fi
+[ "$MODE" = profile ] && want=(valgrind wrk)
+missing=()
+for t in "${want[@]}"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
+  pkgs=()
+  for t in "${missing[@]}"; do
+    case $t in h2load) pkgs+=(nghttp2-client) ;; *) pkgs+=("$t") ;; esac
+  done
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    timeout 240 apt-get install -y -qq "${pkgs[@]}" >"$OUT/logs/apt.log" 2>&1 ||
+      { timeout 240 apt-get update -qq >>"$OUT/logs/apt.log" 2>&1 &&
+        timeout 240 apt-get install -y -qq "${pkgs[@]}" >>"$OUT/logs/apt.log" 2>&1; } ||
+      note "apt-get could not install ${pkgs[*]} (see $OUT/logs/apt.log)"
+  else
+    note "apt-get unavailable (or not root): cannot install ${pkgs[*]}"
+  fi
+fi
+have() { command -v "$1" >/dev/null 2>&1; }
+for t in "${want[@]}"; do have "$t" || note "$t not available: its measurements are skipped"; done
+if [ "$MODE" = profile ] && ! have valgrind && ! have perf; then echo "--profile needs perf or valgrind" >&2; exit 1; fi
+
+# ---------------------------------------------------------------- build
+say "build ($MODE)"
+if [ "$MODE" = smoke ]; then
+  cargo build --quiet --bin a2a-gateway --example bench-upstream
+  BIN=target/debug
+else
+  cargo build --quiet --release --bin a2a-gateway --example bench-upstream
+  BIN=target/release
+fi
+GW=$BIN/a2a-gateway
+UP=$BIN/examples/bench-upstream
+note "gateway: $GW, upstream + clients: $UP"
+
+# ---------------------------------------------------------------- bodies
+python3 - "$OUT" <<'EOF'
+import json, sys
+out = sys.argv[1]
+words = "please echo this benchmark message back to me with every word intact "
+def send(n, method="message/send"):
+    head = ('{"jsonrpc":"2.0","id":1,"method":"%s","params":{"message":{"kind":"message",'
+            '"messageId":"bench-m1","role":"user","parts":[{"kind":"text","text":"' % method)
+    tail = '"}]}}}'
+    fill = n - len(head) - len(tail)
+    text = (words * (fill // len(words) + 1))[:fill - 1].rstrip() + "."
+    body = head + text.ljust(fill, ".") + tail
+    assert len(body) == n and json.loads(body)
+    return body
+bodies = {
+    "send1k": send(1024),
+    "send64k": send(65536),
+    "get": '{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"bench-task-42"}}',
+    "stream": send(512, "message/stream"),
+}
+for name, body in bodies.items():
+    with open(f"{out}/{name}.json", "w") as f:
+        f.write(body)
+EOF
+
+# ---------------------------------------------------------------- start / stop
+UP_PID=""; GW_PID=""; NGX_PID=""
+start_upstream() {
+  "$UP" serve "$UPORT" 2>>"$OUT/logs/upstream.log" &
+  UP_PID=$!; PIDS+=("$UP_PID")
+  wait_http "http://127.0.0.1:$UPORT/.well-known/agent-card.json" 20 || { echo "upstream did not start" >&2; exit 1; }
+}
+start_gateway() { # [wrapper...]: e.g. valgrind
+  "$@" "$GW" run --config bench/gateway.toml \
+    --listen "127.0.0.1:$GPORT" --admin-listen "127.0.0.1:$GADMIN" \
+    --upstream "bench=http://127.0.0.1:$UPORT" 2>>"$OUT/logs/gateway.log" &
+  GW_PID=$!; PIDS+=("$GW_PID")
+  wait_http "http://127.0.0.1:$GADMIN/readyz" 120 || { echo "gateway not ready (see $OUT/logs/gateway.log)" >&2; exit 1; }
+}
+start_nginx() {
+  local prefix=$PWD/$OUT/nginx
+  mkdir -p "$prefix"
+  sed -e "s#@PREFIX@#$prefix#g" -e "s#@UPSTREAM@#127.0.0.1:$UPORT#g" \
+      -e "s#@H1@#$NH1#g" -e "s#@H2@#$NH2#g" bench/nginx.conf >"$prefix/nginx.conf"
+  nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/error.log" 2>>"$OUT/logs/nginx.log" &
+  NGX_PID=$!; PIDS+=("$NGX_PID")
+  wait_http "http://127.0.0.1:$NH1/.well-known/agent-card.json" 20 || { echo "nginx did not start (see $prefix/error.log)" >&2; exit 1; }
+}
+stop_upstream() { [ -n "$UP_PID" ] && stop_pid "$UP_PID"; UP_PID=""; }
+stop_gateway() { [ -n "$GW_PID" ] && stop_pid "$GW_PID"; GW_PID=""; }
+stop_nginx() { [ -n "$NGX_PID" ] && stop_pid "$NGX_PID"; NGX_PID=""; }
+
+# ---------------------------------------------------------------- /proc readings
+CLK_TCK=$(getconf CLK_TCK)
+pids_of() { # target: the PIDs whose CPU and memory are the target's own
+  case $1 in
+    direct) echo "$UP_PID" ;;
+    gateway) echo "$GW_PID" ;;
+    nginx) echo "$NGX_PID $(pgrep -P "$NGX_PID" | tr '\n' ' ')" ;;
+  esac
+}
+cpu_ticks() { # PIDs: utime + stime
+  local t=0 p
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo $t
+}
+status_kb() { # FIELD PIDs: sum of a /proc/PID/status field, in kB
+  local f=$1 s=0 p v; shift
+  for p in "$@"; do
+    v=$(awk -v f="$f:" '$1 == f {print $2}' "/proc/$p/status" 2>/dev/null || true)
+    s=$((s + ${v:-0}))
+  done
+  echo $s
+}
+reset_hwm() { local p; for p in "$@"; do echo 5 >"/proc/$p/clear_refs" 2>/dev/null || true; done; }
+fds_of() { local n=0 p; for p in "$@"; do n=$((n + $(ls "/proc/$p/fd" 2>/dev/null | wc -l))); done; echo $n; }
+
+url_of() { # target proto
+  case $1/$2 in
+    direct/*) echo "http://127.0.0.1:$UPORT/" ;;
+    gateway/*) echo "http://127.0.0.1:$GPORT/" ;;
+    nginx/h1) echo "http://127.0.0.1:$NH1/" ;;
+    nginx/h2) echo "http://127.0.0.1:$NH2/" ;;
+  esac
+}
+expect_of() { case $1 in send*) echo '"state":"completed"' ;; get) echo '"bench-task-42"' ;; esac; }
+
+record() { # phase workload proto target JSON-from-a-tool [extra "k":v pairs]
+  local json=$5 extra=${6:-}
+  [ -n "$extra" ] && extra="$extra,"
+  echo "{\"phase\":\"$1\",\"workload\":\"$2\",\"proto\":\"$3\",\"target\":\"$4\",$extra${json#\{}" >>"$RESULTS"
+}
+jnum() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1"; } # JSON KEY
+
+TARGETS=(direct gateway)
+[ "$MODE" != profile ] && have nginx && TARGETS+=(nginx)
+
+# ---------------------------------------------------------------- profile mode
+# CPU: perf sampling on the cpu-clock software event when perf can record
+# (hardware counters are not needed for it; `perf stat -e instructions` may
+# say "not supported" in a VM), else callgrind. Memory per idle stream:
+# valgrind's massif with 1,000 idle streams open.
+if [ "$MODE" = profile ]; then
+  U=$(url_of gateway h1)
+  start_upstream
+  if have perf && perf record -q -e cpu-clock -o "$OUT/perf.probe" -- true >/dev/null 2>&1; then
+    say "profile: perf record -e cpu-clock (sampling the release gateway)"
+    start_gateway
+    for w in send1k send64k stream; do
+      if [ $w = stream ]; then
+        "$UP" sse --url "$U" --body "$OUT/stream.json" --streams 100000 --conns 8 --events 10 \
+          >"$OUT/load-$w.json" 2>&1 &
+      else
+        BENCH_BODY=$OUT/$w.json timeout 30 wrk -t1 -c$WRK_CONNS -d8s -s bench/post.lua "$U" \
+          >"$OUT/load-$w.json" 2>&1 &
+      fi
+      load=$!; PIDS+=("$load")
+      sleep 1
+      perf record -q -e cpu-clock -F 499 --call-graph dwarf,32768 -p "$GW_PID" \
+        -o "$OUT/perf-$w.data" -- sleep 4 >/dev/null 2>&1 || note "perf record failed for $w"
+      stop_pid "$load"
+      perf report -i "$OUT/perf-$w.data" --stdio --children --sort symbol --percent-limit 0.7 -g none 2>/dev/null |
+        grep -v '^#' | grep -v '^$' | cut -c1-220 >"$OUT/perf-$w-inclusive.txt" || true
+      perf report -i "$OUT/perf-$w.data" --stdio --no-children --sort dso,symbol --percent-limit 0.5 -g none 2>/dev/null |
+        grep -v '^#' | grep -v '^$' | cut -c1-220 >"$OUT/perf-$w-self.txt" || true
+      note "$w: $OUT/perf-$w-inclusive.txt, $OUT/perf-$w-self.txt"
+    done
+    stop_gateway
+  else
+    say "profile: callgrind (perf cannot record here)"
+    STOP_WAIT=300
+    start_gateway valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out" --dump-instr=no
+    "$UP" rate --url "$U" --body "$OUT/send1k.json" --rate 150 --secs 10 --conns 8 --expect '"completed"' >"$OUT/load-send1k.json"
+    "$UP" sse --url "$U" --body "$OUT/stream.json" --streams 300 --conns 4 --events 10 >"$OUT/load-stream.json"
+    stop_gateway
+    callgrind_annotate --inclusive=yes "$OUT/callgrind.out" 2>/dev/null | head -120 >"$OUT/callgrind-inclusive.txt" || true
+    note "top functions: $OUT/callgrind-inclusive.txt"
+  fi
+  if have valgrind && have ms_print; then
+    say "profile: heap of 1,000 idle SSE streams (valgrind massif)"
+    STOP_WAIT=300
+    start_gateway valgrind --tool=massif --massif-out-file="$OUT/massif.out" --depth=40 --threshold=0.5
+    "$UP" idle --url "$U" --body "$OUT/stream.json" --streams 1000 --hold 120 -H 'x-bench-events: hold' \
+      >"$OUT/idle.json" 2>&1 &
+    idle=$!; PIDS+=("$idle")
+    for _ in $(seq 600); do [ -s "$OUT/idle.json" ] && break; sleep 0.1; done
+    sleep 5 # massif takes snapshots on its own schedule
+    stop_pid "$idle"; sleep 2
+    stop_gateway
+    ms_print "$OUT/massif.out" >"$OUT/massif.txt" 2>/dev/null || true
+    note "heap at the peak: $OUT/massif.txt"
+  fi
+  exit 0
+fi
+
+# ---------------------------------------------------------------- meta
+BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
+{
+  echo "{"
+  echo "\"mode\":\"$MODE\","
+  echo "\"command\":\"bash bench/run.sh${1:+ $1}\","
+  echo "\"date\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
+  echo "\"nproc\":$(nproc),"
+  echo "\"cpu\":\"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)\","
+  echo "\"mem\":\"$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)\","
+  echo "\"kernel\":\"$(uname -r)\","
+  echo "\"rustc\":\"$(rustc -V)\","
+  echo "\"git\":\"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo '  + uncommitted changes')\","
+  echo "\"nginx\":\"$(have nginx && nginx -v 2>&1 | sed 's/.*: //' || echo absent)\","
+  echo "\"wrk\":\"$(have wrk && { wrk -v 2>&1 || true; } | head -1 | awk '{print $1, $2}' || echo absent)\","
+  echo "\"h2load\":\"$(have h2load && h2load --version 2>&1 | head -1 | awk '{print $2, $3}' || echo absent)\","
+  echo "\"nofile\":$NOFILE,"
+  echo "\"load_before\":\"$(cut -d' ' -f1-3 /proc/loadavg)\","
+  echo "\"busy_before\":\"$(ps -eo comm= | grep -cE "$BUSY_RE" || true)\""
+  echo "}"
+} >"$OUT/meta.json"
+
+# Other work on the machine (compilers) skews the numbers: sample it every 5 s.
+( while :; do
+    echo "$(cut -d' ' -f1 /proc/loadavg) $(ps -eo comm= | grep -cE "$BUSY_RE" || true)"
+    sleep 5
+  done ) >"$OUT/busy.txt" 2>/dev/null &
+PIDS+=("$!")
+
+say "mode $MODE; ports: upstream $UPORT, gateway $GPORT (admin $GADMIN), nginx $NH1 (h1) / $NH2 (h2c); open files $NOFILE"
+
+# ---------------------------------------------------------------- idle streams
+# Each proxy is started fresh for each count, so memory freed by earlier
+# work cannot hide what the streams cost. The upstream stream never ends.
+idle_test() { # target proto count
+  local target=$1 proto=$2 n=$3 pids before fds_before out line during fds_during after opened
+  read -r -a pids <<<"$(pids_of "$target")"
+  local u; u=$(url_of "$target" "$proto")
+  # Warm-up: a few calls and streams, so lazily built state is not counted.
+  "$UP" rate --url "$u" --body "$OUT/send1k.json" --rate 200 --secs 0.2 --conns 4 >/dev/null 2>&1 || true
+  "$UP" sse --url "$u" --body "$OUT/stream.json" --streams 20 --conns 4 --events 10 >/dev/null 2>&1 || true
+  sleep $PAUSE
+  read -r -a pids <<<"$(pids_of "$target")"
+  before=$(status_kb VmRSS "${pids[@]}"); fds_before=$(fds_of "${pids[@]}")
+  out=$OUT/logs/idle-$target-$proto.json
+  local flag=""; [ "$proto" = h2 ] && flag=--h2
+  # The client holds the streams until it is stopped (at most 120 s).
+  "$UP" idle --url "$u" --body "$OUT/stream.json" --streams "$n" --hold 120 $flag \
+    -H 'x-bench-events: hold' >"$out" 2>"$OUT/logs/idle-$target-$proto.err" &
+  local idle_pid=$!; PIDS+=("$idle_pid")
+  for _ in $(seq 900); do [ -s "$out" ] && break; kill -0 $idle_pid 2>/dev/null || break; sleep 0.1; done
+  line=$(head -1 "$out" 2>/dev/null || true)
+  sleep $PAUSE
+  during=$(status_kb VmRSS "${pids[@]}"); fds_during=$(fds_of "${pids[@]}")
+  stop_pid $idle_pid
+  sleep $PAUSE
+  after=$(status_kb VmRSS "${pids[@]}")
+  [ -n "$line" ] || line='{"opened":0,"errors":1}'
+  opened=$(jnum "$line" opened)
+  [ "$(jnum "$line" errors)" = 0 ] && [ "$opened" = "$n" ] ||
+    fail "idle $target $proto: $opened of $n streams opened: $(tail -1 "$OUT/logs/idle-$target-$proto.err")"
+  record idle stream "$proto" "$target" "$line" \
+    "\"rss_before_kb\":$before,\"rss_during_kb\":$during,\"rss_after_kb\":$after,\"fds_before\":$fds_before,\"fds_during\":$fds_during"
+  note "idle $target $proto: $opened streams, RSS ${before} -> ${during} kB ($(( (during - before) / (opened > 0 ? opened : 1) )) kB/stream), fds $fds_before -> $fds_during"
+}
+
+say "idle SSE streams (h1: $IDLE_H1, h2: $IDLE_H2 in $((IDLE_H2 / 100)) connections)"
+for proto in h1 h2; do
+  n=$IDLE_H1; [ $proto = h2 ] && n=$IDLE_H2
+  start_upstream; idle_test direct $proto "$n"; stop_upstream
+done
+start_upstream
+for proto in h1 h2; do
+  n=$IDLE_H1; [ $proto = h2 ] && n=$IDLE_H2
+  start_gateway; idle_test gateway $proto "$n"; stop_gateway
+  if have nginx; then start_nginx; idle_test nginx $proto "$n"; stop_nginx; fi
+done
+stop_upstream # a fresh upstream for the load tests: its memory after 20,000 streams is no floor
+
+# ---------------------------------------------------------------- unary load
+start_upstream
+start_gateway
+have nginx && start_nginx
+
+[ "$MODE" = full ] && say "sanity: every workload answers through every target"
+[ "$MODE" = full ] && for target in "${TARGETS[@]}"; do
+  for proto in h1 h2; do
+    u=$(url_of "$target" "$proto"); flag=""; [ $proto = h2 ] && flag=--h2
+    for w in send1k send64k get; do
+      "$UP" rate --url "$u" --body "$OUT/$w.json" --rate 50 --secs 0.2 --conns 2 $flag \
+        --expect "$(expect_of $w)" >/dev/null 2>"$OUT/logs/sanity.err" ||
+        fail "$target $proto $w: $(tail -1 "$OUT/logs/sanity.err")"
+    done
+    "$UP" sse --url "$u" --body "$OUT/stream.json" --streams 5 --conns 1 --events 10 $flag >/dev/null 2>"$OUT/logs/sanity.err" ||
+      fail "$target $proto stream: $(tail -1 "$OUT/logs/sanity.err")"
+  done
+done
+[ $FAILURES = 0 ] || { echo "sanity checks failed: not measuring" >&2; exit 1; }
+
+saturate() { # workload proto target
+  local w=$1 proto=$2 target=$3 pids u line c0 u0 c1 u1 hwm requests errors
+  read -r -a pids <<<"$(pids_of "$target")"
+  u=$(url_of "$target" "$proto")
+  reset_hwm "${pids[@]}"
+  c0=$(cpu_ticks "${pids[@]}"); u0=$(cpu_ticks "$UP_PID")
+  if [ $proto = h1 ]; then
+    have wrk || return 0
+    BENCH_BODY=$OUT/$w.json timeout $((SAT_SECS + 30)) wrk -t1 -c$WRK_CONNS -d${SAT_SECS}s \
+      -s bench/post.lua "$u" >"$OUT/logs/wrk-$w-$target.txt" 2>&1 || true
+    line=$(grep '^{"mode":"wrk"' "$OUT/logs/wrk-$w-$target.txt" || echo "$WRK_FAIL")
+    requests=$(jnum "$line" requests)
+    errors=$(($(jnum "$line" err_connect) + $(jnum "$line" err_read) + $(jnum "$line" err_write) + $(jnum "$line" err_status) + $(jnum "$line" err_timeout)))
+    local secs; secs=$(awk -v d="$(jnum "$line" duration_us)" 'BEGIN {print d / 1e6}')
+  else
+    have h2load || return 0
+    timeout $((SAT_SECS + 30)) h2load -c$H2_CONNS -m$H2_STREAMS -t1 -D "$SAT_SECS" -d "$OUT/$w.json" \
+      -H 'content-type: application/json' "$u" >"$OUT/logs/h2load-$w-$target.txt" 2>&1 || true
+    local f=$OUT/logs/h2load-$w-$target.txt secs
+    secs=$(awk '/^finished in/ {gsub("s,", "", $3); print $3}' "$f")
+    # requests: N total, N started, N done, N succeeded, N failed, N errored, N timeout
+    requests=$(awk '/^requests:/ {print $8}' "$f")
+    errors=$(awk '/^requests:/ {print $10 + $12 + $14}' "$f")
+    # status codes: N 2xx, N 3xx, N 4xx, N 5xx
+    local non2xx; non2xx=$(awk '/^status codes:/ {print $5 + $7 + $9}' "$f")
+    requests=${requests:-0}; errors=$(( ${errors:-1} + ${non2xx:-0} )); secs=${secs:-$SAT_SECS}
+    line="{\"mode\":\"h2load\",\"requests\":$requests,\"duration_us\":$(awk -v s="$secs" 'BEGIN {printf "%d", s * 1e6}')}"
+  fi
+  c1=$(cpu_ticks "${pids[@]}"); u1=$(cpu_ticks "$UP_PID")
+  hwm=$(status_kb VmHWM "${pids[@]}")
+  record sat "$w" "$proto" "$target" "$line" \
+    "\"rps\":$(awk -v r="$requests" -v s="$secs" 'BEGIN {printf "%.1f", (s > 0 ? r / s : 0)}'),\"errors\":$errors,\"cpu_s\":$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"upstream_cpu_s\":$(awk -v t=$((u1 - u0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"hwm_kb\":$hwm"
+  [ "$errors" = 0 ] && [ "${requests:-0}" -gt 0 ] || fail "saturation $w $proto $target: $requests requests, $errors errors"
+  note "saturation $w $proto $target: $(awk -v r="$requests" -v s="$secs" 'BEGIN {printf "%.0f", (s > 0 ? r / s : 0)}') req/s, $errors errors"
+}
+
+fixed_rate() { # workload proto target rate
+  local w=$1 proto=$2 target=$3 rate=$4 u secs flag="" conns=$RATE_CONNS_H1 line
+  u=$(url_of "$target" "$proto")
+  [ $proto = h2 ] && { flag=--h2; conns=$RATE_CONNS_H2; }
+  secs=${RATE_SECS:-$([ "$rate" -le 1000 ] && echo 10 || echo 5)}
+  if line=$("$UP" rate --url "$u" --body "$OUT/$w.json" --rate "$rate" --secs "$secs" --conns $conns $flag \
+       --expect "$(expect_of "$w")" 2>"$OUT/logs/rate.err"); then :; else
+    fail "rate $w $proto $target $rate: $(tail -1 "$OUT/logs/rate.err")"
+  fi
+  [ -n "$line" ] && record rate "$w" "$proto" "$target" "$line"
+  note "rate $rate $w $proto $target: p50 $(jnum "$line" p50_us) us, p99 $(jnum "$line" p99_us) us, p99.9 $(jnum "$line" p999_us) us"
+}
+
+sse_run() { # phase proto target streams conns
+  local phase=$1 proto=$2 target=$3 n=$4 conns=$5 pids u flag="" c0 c1 line
+  read -r -a pids <<<"$(pids_of "$target")"
+  u=$(url_of "$target" "$proto"); [ $proto = h2 ] && flag=--h2
+  reset_hwm "${pids[@]}"
+  c0=$(cpu_ticks "${pids[@]}")
+  if line=$("$UP" sse --url "$u" --body "$OUT/stream.json" --streams "$n" --conns "$conns" --events 10 $flag 2>"$OUT/logs/sse.err"); then :; else
+    fail "sse $phase $proto $target: $(tail -1 "$OUT/logs/sse.err")"
+  fi
+  c1=$(cpu_ticks "${pids[@]}")
+  [ -n "$line" ] && record "$phase" stream "$proto" "$target" "$line" \
+    "\"cpu_s\":$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"hwm_kb\":$(status_kb VmHWM "${pids[@]}")"
+  note "sse $phase $proto $target: $(jnum "$line" streams_per_s) streams/s, first event p50 $(jnum "$line" ttfe_p50_us) us p99 $(jnum "$line" ttfe_p99_us) us"
+}
+
+for w in send1k send64k get; do
+  for proto in h1 h2; do
+    say "$w $proto"
+    if [[ " $SAT_WORKLOADS " = *" $w "* ]]; then
+      for target in "${TARGETS[@]}"; do saturate "$w" "$proto" "$target"; done
+    fi
+    for rate in $RATES; do
+      for target in "${TARGETS[@]}"; do fixed_rate "$w" "$proto" "$target" "$rate"; done
+    done
+  done
+done
+
+for proto in h1 h2; do
+  say "message/stream, 10 events, $proto"
+  for target in "${TARGETS[@]}"; do sse_run sse_lat "$proto" "$target" "$SSE_LAT" 1; done
+  for target in "${TARGETS[@]}"; do sse_run sse_tput "$proto" "$target" "$SSE_TPUT" "$SSE_CONNS"; done
+done
+
+# ---------------------------------------------------------------- soak
+# wrk in 20 s rounds until 1,000,000 requests have been answered (at most
+# SOAK_MAX_SECS), while RSS and open files are sampled every 5 s.
+SOAK_TARGET=1000000; SOAK_MAX_SECS=${BENCH_SOAK_MAX_SECS:-420}
+if [ "$SOAK" = 1 ] && have wrk; then
+  say "soak: message/send 1 KiB through the gateway until $SOAK_TARGET requests (at most ${SOAK_MAX_SECS}s)"
+  read -r -a pids <<<"$(pids_of gateway)"
+  ( t=0
+    while [ $t -le $((SOAK_MAX_SECS + 60)) ]; do
+      echo "{\"phase\":\"soak_sample\",\"t\":$t,\"rss_kb\":$(status_kb VmRSS "${pids[@]}"),\"fds\":$(fds_of "${pids[@]}")}"
+      sleep 5; t=$((t + 5))
+    done ) >"$OUT/soak-samples.jsonl" &
+  sampler=$!; PIDS+=("$sampler")
+  soak_start=$(date +%s); total=0; errors=0; dur=0; round=0
+  while [ $total -lt $SOAK_TARGET ] && [ $(($(date +%s) - soak_start)) -lt "$SOAK_MAX_SECS" ]; do
+    round=$((round + 1))
+    BENCH_BODY=$OUT/send1k.json timeout 60 wrk -t1 -c$WRK_CONNS -d20s \
+      -s bench/post.lua "$(url_of gateway h1)" >"$OUT/logs/wrk-soak-$round.txt" 2>&1 || true
+    line=$(grep '^{"mode":"wrk"' "$OUT/logs/wrk-soak-$round.txt" || echo "$WRK_FAIL")
+    total=$((total + $(jnum "$line" requests)))
+    dur=$((dur + $(jnum "$line" duration_us)))
+    errors=$((errors + $(jnum "$line" err_connect) + $(jnum "$line" err_read) + $(jnum "$line" err_write) + $(jnum "$line" err_status) + $(jnum "$line" err_timeout)))
+  done
+  sleep 1
+  stop_pid "$sampler"
+  cat "$OUT/soak-samples.jsonl" >>"$RESULTS"
+  echo "{\"phase\":\"soak_sample\",\"t\":$(($(date +%s) - soak_start)),\"rss_kb\":$(status_kb VmRSS "${pids[@]}"),\"fds\":$(fds_of "${pids[@]}"),\"after\":true}" >>"$RESULTS"
+  record soak send1k h1 gateway "{\"mode\":\"wrk\",\"requests\":$total,\"duration_us\":$dur,\"rounds\":$round}" "\"errors\":$errors"
+  [ "$errors" = 0 ] || fail "soak: $errors errors"
+  note "soak: $total requests in $round rounds, $errors errors"
+fi
+
+# ---------------------------------------------------------------- report
+sed -i "s/^}$/,\"load_after\":\"$(cut -d' ' -f1-3 /proc/loadavg)\",\"busy_after\":\"$(ps -eo comm= | grep -cE "$BUSY_RE" || true)\",\"secs\":$(($(date +%s) - STARTED)),\"failures\":$FAILURES}/" "$OUT/meta.json"
+if [ "$MODE" = full ]; then report=bench/RESULTS.md; else report=$OUT/RESULTS.md; fi
+python3 bench/report.py "$OUT" "$report"
+say "report: $report ($(($(date +%s) - STARTED)) s)"
+if [ $FAILURES -gt 0 ]; then
+  echo "bench: $FAILURES measurement(s) failed" >&2
+  exit 1
+fi
+echo "bench: all requests answered"

@@ -1,0 +1,325 @@
+//! Benchmark tools for a2a-gateway (`cargo run --release --example bench-upstream -- …`).
+//!
+//! `serve PORT` is a fast mock A2A agent on 127.0.0.1:PORT (HTTP/1.1 and h2c,
+//! no sleeps):
+//!   GET  /.well-known/agent-card.json (and agent.json): a card with one skill,
+//!        `streaming: true`;
+//!   POST (any path), JSON-RPC:
+//!        `message/send`   → a completed task echoing the first 32 characters
+//!                           of the first text part;
+//!        `tasks/get`      → that task, completed;
+//!        `message/stream` → N SSE events written as fast as possible, where N
+//!                           is the `x-bench-events` header, else the `events`
+//!                           query parameter, else BENCH_SSE_EVENTS, else 10.
+//!                           The value `hold` sends one event and then keeps the
+//!                           stream open without end (for idle-stream memory).
+//!
+//! `rate`, `sse` and `idle` are the load clients used by bench/run.sh; they
+//! live in bench/client.rs and print one JSON line each.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::stream::{self, StreamExt};
+use http::{header, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+#[path = "client.rs"]
+mod client;
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+const USAGE: &str =
+    "usage: bench-upstream serve PORT | rate … | sse … | idle …  (see bench/client.rs)";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args.first().map(String::as_str) {
+        Some("serve") => serve_main(&args[1..]),
+        Some("rate") | Some("sse") | Some("idle") => client::main(&args[0], &args[1..]),
+        _ => {
+            eprintln!("{USAGE}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+fn serve_main(args: &[String]) -> i32 {
+    let Some(port) = args.first().and_then(|p| p.parse::<u16>().ok()) else {
+        eprintln!("usage: bench-upstream serve PORT");
+        return 2;
+    };
+    let default_events = std::env::var("BENCH_SSE_EVENTS")
+        .ok()
+        .and_then(|v| parse_events(&v))
+        .unwrap_or(Events::Count(10));
+    let threads = std::env::var("BENCH_UPSTREAM_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2usize);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async move {
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("bench-upstream: cannot listen on {addr}: {e}");
+                return 1;
+            }
+        };
+        let mock = Arc::new(Mock {
+            card: Bytes::from(card(port)),
+            default_events,
+            next_task: AtomicU64::new(1),
+        });
+        eprintln!("bench-upstream: listening on http://{addr}");
+        loop {
+            let (socket, _) = match listener.accept().await {
+                Ok(s) => s,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off briefly.
+                    eprintln!("bench-upstream: accept: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            let _ = socket.set_nodelay(true);
+            let mock = mock.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req| {
+                    let mock = mock.clone();
+                    async move { Ok::<_, Infallible>(mock.handle(req).await) }
+                });
+                let mut builder = auto::Builder::new(TokioExecutor::new());
+                builder.http2().max_concurrent_streams(1024);
+                let _ = builder
+                    .serve_connection(TokioIo::new(socket), service)
+                    .await;
+            });
+        }
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Events {
+    Count(usize),
+    Hold,
+}
+
+fn parse_events(v: &str) -> Option<Events> {
+    match v.trim() {
+        "hold" => Some(Events::Hold),
+        n => n
+            .parse()
+            .ok()
+            .map(|n: usize| Events::Count(n.clamp(1, 100_000))),
+    }
+}
+
+struct Mock {
+    card: Bytes,
+    default_events: Events,
+    next_task: AtomicU64,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct SendParams<'a> {
+    #[serde(borrow)]
+    message: Option<Message<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    parts: Vec<Part<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(borrow)]
+    text: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct TaskParams<'a> {
+    #[serde(borrow)]
+    id: Option<std::borrow::Cow<'a, str>>,
+}
+
+impl Mock {
+    async fn handle(&self, req: Request<Incoming>) -> Response<Body> {
+        let path = req.uri().path();
+        if req.method() == Method::GET {
+            return if path.ends_with("/.well-known/agent-card.json")
+                || path.ends_with("/.well-known/agent.json")
+            {
+                respond(StatusCode::OK, "application/json", self.card.clone())
+            } else {
+                respond(
+                    StatusCode::NOT_FOUND,
+                    "text/plain",
+                    Bytes::from_static(b"not found\n"),
+                )
+            };
+        }
+        if req.method() != Method::POST {
+            return respond(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "text/plain",
+                Bytes::from_static(b"method not allowed\n"),
+            );
+        }
+        let events = req
+            .headers()
+            .get("x-bench-events")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_events)
+            .or_else(|| {
+                req.uri().query().and_then(|q| {
+                    q.split('&')
+                        .filter_map(|kv| kv.split_once('='))
+                        .find(|(k, _)| *k == "events")
+                        .and_then(|(_, v)| parse_events(v))
+                })
+            })
+            .unwrap_or(self.default_events);
+        let body = match req.into_body().collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(_) => {
+                return respond(
+                    StatusCode::BAD_REQUEST,
+                    "text/plain",
+                    Bytes::from_static(b"bad body\n"),
+                )
+            }
+        };
+        let Ok(env) = serde_json::from_slice::<Envelope>(&body) else {
+            return rpc(
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#
+                    .into(),
+            );
+        };
+        let id = env.id.map_or("null", RawValue::get);
+        let params = env.params.map_or("{}", RawValue::get);
+        match env.method.as_ref() {
+            "message/send" => {
+                let echo = serde_json::from_str::<SendParams>(params)
+                    .ok()
+                    .and_then(|p| p.message)
+                    .and_then(|m| m.parts.into_iter().find_map(|p| p.text))
+                    .map(|t| t.chars().take(32).collect::<String>())
+                    .unwrap_or_default();
+                let n = self.next_task.fetch_add(1, Ordering::Relaxed);
+                let echo = serde_json::to_string(&format!("echo: {echo}")).unwrap_or_default();
+                rpc(format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"bench-task-{n}","contextId":"bench-ctx-{n}","status":{{"state":"completed","timestamp":"2026-01-01T00:00:00Z"}},"artifacts":[{{"artifactId":"answer","parts":[{{"kind":"text","text":{echo}}}]}}]}}}}"#
+                ))
+            }
+            "tasks/get" => {
+                let task = serde_json::from_str::<TaskParams>(params)
+                    .ok()
+                    .and_then(|p| p.id)
+                    .unwrap_or_else(|| "bench-task-0".into());
+                let task = serde_json::to_string(task.as_ref()).unwrap_or_default();
+                rpc(format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":{task},"contextId":"bench-ctx-0","status":{{"state":"completed","timestamp":"2026-01-01T00:00:00Z"}},"artifacts":[{{"artifactId":"answer","parts":[{{"kind":"text","text":"done"}}]}}]}}}}"#
+                ))
+            }
+            "message/stream" => {
+                let n = self.next_task.fetch_add(1, Ordering::Relaxed);
+                sse(id, n, events)
+            }
+            other => {
+                let other = serde_json::to_string(other).unwrap_or_default();
+                rpc(format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601,"message":"method not found","data":{other}}}}}"#
+                ))
+            }
+        }
+    }
+}
+
+fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Body> {
+    let mut r = Response::new(Full::new(body).boxed_unsync());
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+fn rpc(body: String) -> Response<Body> {
+    respond(StatusCode::OK, "application/json", Bytes::from(body))
+}
+
+/// One SSE event: a JSON-RPC response carrying an A2A 0.3 stream result.
+fn event(id: &str, task: u64, i: usize, last: bool) -> Bytes {
+    let data = if last {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"status-update","taskId":"bench-task-{task}","contextId":"bench-ctx-{task}","status":{{"state":"completed","timestamp":"2026-01-01T00:00:00Z"}},"final":true}}}}"#
+        )
+    } else if i == 0 {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"status-update","taskId":"bench-task-{task}","contextId":"bench-ctx-{task}","status":{{"state":"working","timestamp":"2026-01-01T00:00:00Z"}},"final":false}}}}"#
+        )
+    } else {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"artifact-update","taskId":"bench-task-{task}","contextId":"bench-ctx-{task}","artifact":{{"artifactId":"answer","parts":[{{"kind":"text","text":"chunk {i} "}}]}},"append":{append},"lastChunk":false}}}}"#,
+            append = i > 1
+        )
+    };
+    Bytes::from(format!("data: {data}\n\n"))
+}
+
+fn sse(id: &str, task: u64, events: Events) -> Response<Body> {
+    let body: Body = match events {
+        Events::Count(n) => {
+            let frames: Vec<Result<Frame<Bytes>, Infallible>> = (0..n)
+                .map(|i| Ok(Frame::data(event(id, task, i, i + 1 == n))))
+                .collect();
+            StreamBody::new(stream::iter(frames)).boxed_unsync()
+        }
+        Events::Hold => {
+            let first = Ok(Frame::data(event(id, task, 0, false)));
+            StreamBody::new(stream::iter([first]).chain(stream::pending())).boxed_unsync()
+        }
+    };
+    let mut r = Response::new(body);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+fn card(port: u16) -> String {
+    format!(
+        r#"{{"name":"Bench Agent","description":"A fast mock A2A agent for benchmarks: echoes messages, streams N events.","url":"http://127.0.0.1:{port}/","version":"1.0.0","protocolVersion":"0.3.0","preferredTransport":"JSONRPC","capabilities":{{"streaming":true,"pushNotifications":false,"stateTransitionHistory":false}},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{{"id":"echo","name":"Echo","description":"Echoes the first words of a message back as a completed task.","tags":["echo","bench"],"examples":["echo this back"]}}]}}"#
+    )
+}
