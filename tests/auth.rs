@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use support::client::{self, Reply};
 use support::gateway::TestGateway;
+use support::keys::{RSA_PRIVATE, RSA_PUBLIC};
 use support::mock_agent::{default_card, MockAgent, Mode, Recorded};
 
 const BIN: &str = env!("CARGO_BIN_EXE_a2a-gateway");
@@ -32,45 +33,6 @@ const HS_SECRET: &str = "an HMAC secret of at least 32 bytes, for auth tests";
 const ISS: &str = "https://issuer.example";
 
 // Test-only RSA key (the one tests/jwt.rs uses), generated with openssl.
-const RSA_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
-MIIEvwIBADANBgkqhkiG9w0BAQEFAASCBKkwggSlAgEAAoIBAQCY7JQlrASYp1Y0
-0qP9LJ+ii9OIBdIGlLbp4ENUy15mZndqO9EhO9YVWptfzlj6u8Zkkt2pGgCGZNr3
-dE3VqmoiOW9HN6hDpwpQ4eiOldw7my7EbkIs1m/OfWhp8SJY6aFceDIh/pJBG7q2
-1vY9DEuDHC6qcAk0h6HxiS9jn9APmxBf9fTYoWP0rCYijPE3k04/hS1+a9tEQhwI
-fFW5aAxNr4VEo7eCCJKm8OpxBbZh0pn16BbGkReSkAdnPCeUXT653B2hDuXPN8EB
-rFt6GC4DfYpXpcawEbnvHBULlSjOcvuv2UQCS5J6AtAo5ba+3Mc8u1Ae3n+JSlNs
-a3Q95nBRAgMBAAECggEABPU4mV8SGBPmyNgibnEdrNKtNT4BEOsN4he9/xgH07iT
-Owu87D+pIXCaVHkXa+ueE0EqtBKOfUz0R20LH/gCMGFd0PiGOUlHXZdxZ3wG05zk
-n4Q2m4cJQW/R7ItfknPioiGYeH8tJTS9sTNXcOO+5/2IKsjul3glQTQyJ9/0yiiv
-OgQBcJUEsgSxiBS15T9lzDCPyv1s/6bAudwfB2Pu33owA/D+tJ92pGlOcesl960h
-QaFHzrqcHLvKfbDzyMRrm2rjZpVFOUo7lT6e3l8Z3g6HMQ4Tr7FePeSZbiKlSSXl
-A/ZFm2SPdHgPTfy+iieFgw/YEPpXh5/rLRknEgOgMQKBgQDVHJFUYbm5pMkRADlm
-bQYXaekh/2bENvVTTnsTSEhmNHJdjwHa5tX+OaZ4LlPxcI24XQ5daggCbMFKCwJk
-Tve38hHrcybiRV0/DFvVyh5JMYxDa2uJNx7luSWBsMA1SzANoH4eV6vrYEBy9Bc6
-bO1f5+hx2ynTssD2v9ByR8BYaQKBgQC3syzJmXWArh6YlHyR71rBeMNLf1rgZx8D
-wCNPVRXbmshoALFqrHd+yOz3q5hkEE/xns9esg87PV+/BOGKb6HItINIUmR/cyW8
-TkScVulUGU/rA1QGYOAKjE9GENCfj0nHIWyb7rzUEWn0nq06hHidoTp4PD8q5Kts
-RmUSBrEbqQKBgQCOERpM30z5lgG4BKc/QcTCzQbudB1lBqIqo/HmG9Sv1Zy8A/6f
-mCzl6jawfWnWVUsUsWxHF805GJkOLCKvDfmTtZr+k+hDBSyxQCLkdXYVIyO3OiAY
-/Bbr265GM7cej/37x5br0VQ5eBPezhvCBiWEPsw1Qn4ys0Jx+9MQrAZsqQKBgQCz
-sQ3vijBZlnkRUbZk3ljNhf6rXEGd3uGEvq8LjDRcY5UDvyHNMjWVjJ/YST9BKn+4
-31sDy3OAxDFjXjftPfNoq8L7vLTXwuA3yevtbkrBXB1DyzanIp4lU0i8Rfh9DCHk
-KvrdsXN+kiYuBgV3h1ug/bR/Jpe3soVI3bdCIc+fOQKBgQCgflDULoIBPn5W5rZy
-Pwlu9WhlykFEMGNM6IrFu5vnTbdsaUVOa91q14DWMxSCuN9st8NzppZYAwwmJxeO
-kdSpabsWF+gJX5KTMKwRgHK8ezmgpJUnxgKZw41op/IDBEkQa7uS46V6xtx+r/1U
-LIWDS/xhxPrznm2PYkgt/ZpKiA==
------END PRIVATE KEY-----
-";
-const RSA_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
-MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAmOyUJawEmKdWNNKj/Syf
-oovTiAXSBpS26eBDVMteZmZ3ajvRITvWFVqbX85Y+rvGZJLdqRoAhmTa93RN1apq
-IjlvRzeoQ6cKUOHojpXcO5suxG5CLNZvzn1oafEiWOmhXHgyIf6SQRu6ttb2PQxL
-gxwuqnAJNIeh8YkvY5/QD5sQX/X02KFj9KwmIozxN5NOP4UtfmvbREIcCHxVuWgM
-Ta+FRKO3ggiSpvDqcQW2YdKZ9egWxpEXkpAHZzwnlF0+udwdoQ7lzzfBAaxbehgu
-A32KV6XGsBG57xwVC5UoznL7r9lEAkuSegLQKOW2vtzHPLtQHt5/iUpTbGt0PeZw
-UQIDAQAB
------END PUBLIC KEY-----
-";
 
 // ---------------------------------------------------------------- helpers
 

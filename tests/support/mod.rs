@@ -5,4 +5,5 @@
 pub mod client;
 pub mod fault_agent;
 pub mod gateway;
+pub mod keys;
 pub mod mock_agent;
