@@ -112,19 +112,24 @@ busy_samples = []
 if os.path.exists(os.path.join(out, "busy.txt")):
     for l in open(os.path.join(out, "busy.txt")):
         parts = l.split()
-        if len(parts) == 2:
-            busy_samples.append((float(parts[0]), int(parts[1])))
+        if len(parts) >= 2:
+            busy_samples.append((float(parts[0]), int(parts[1]),
+                                 int(parts[2]) if len(parts) > 2 else None))
 if busy_samples:
-    with_compilers = sum(1 for _, n in busy_samples if n > 0)
+    with_compilers = sum(1 for s in busy_samples if s[1] > 0)
+    sampled = all(s[2] is not None for s in busy_samples)
+    with_others = sum(1 for s in busy_samples if s[2]) if sampled else "(not sampled)"
     w(f"| during the run (sampled every 5 s) | compilers running in {with_compilers} of "
-      f"{len(busy_samples)} samples; 1-min load average {min(l for l, _ in busy_samples):.2f}–"
-      f"{max(l for l, _ in busy_samples):.2f} |")
+      f"{len(busy_samples)} samples; gateways or load generators not started by this run in "
+      f"{with_others}; 1-min load average {min(s[0] for s in busy_samples):.2f}–"
+      f"{max(s[0] for s in busy_samples):.2f} |")
 w("")
 busy = (str(meta["busy_before"]) != "0" or str(meta.get("busy_after", "0")) != "0"
-        or any(n > 0 for _, n in busy_samples))
+        or any(s[1] > 0 or (s[2] or 0) > 0 for s in busy_samples))
 if busy:
-    w("**Note:** other work (compilers) was running on this 2-core machine during the run, so "
-      "absolute numbers are lower and noisier than on an idle machine. The three targets were "
+    w("**Note:** other work (other engineers' compilers, and possibly their benchmarks) was "
+      "running on this 2-core machine during the run. Absolute numbers are therefore lower, and "
+      "tail latencies (p99, p99.9) noisier, than on an idle machine. The three targets were "
       "measured back to back for each workload, so the ratios are the more reliable figures.")
     w("")
 

@@ -341,9 +341,14 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
   echo "}"
 } >"$OUT/meta.json"
 
-# Other work on the machine (compilers) skews the numbers: sample it every 5 s.
-( while :; do
-    echo "$(cut -d' ' -f1 /proc/loadavg) $(ps -eo comm= | grep -cE "$BUSY_RE" || true)"
+# Other work on the machine skews the numbers: every 5 s, sample the load,
+# the compilers running, and the gateways / load generators that this run
+# did not start (another benchmark or soak in a second checkout or session).
+( me=$$
+  while :; do
+    others=$(ps -eo ppid=,comm= | awk -v me="$me" \
+      '$2 ~ /^(a2a-gateway|bench-upstream|wrk|h2load)$/ && $1 != me {n++} END {print n + 0}')
+    echo "$(cut -d' ' -f1 /proc/loadavg) $(ps -eo comm= | grep -cE "$BUSY_RE" || true) $others"
     sleep 5
   done ) >"$OUT/busy.txt" 2>/dev/null &
 PIDS+=("$!")

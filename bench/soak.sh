@@ -15,6 +15,7 @@
 # (10 %) / SOAK_FD_SLACK (5) fds of the second-quarter mean; the first
 # quarter is warm-up), or if any good request failed.
 #
+# SOAK_CONFIG names another gateway config (default bench/soak/gateway.toml).
 # Everything it starts is killed on exit; the upstream is bench/upstream.rs
 # (`cargo run --release --example bench-upstream -- serve PORT`) when it
 # exists, else the stdlib mock in bench/soak/drive.py. Output also goes to
@@ -27,6 +28,7 @@ SOAK_INTERVAL="${SOAK_INTERVAL:-$(( SOAK_SECONDS >= 300 ? 10 : 5 ))}"
 SOAK_WORKERS="${SOAK_WORKERS:-6}"
 SOAK_RSS_TOLERANCE="${SOAK_RSS_TOLERANCE:-0.10}"
 SOAK_FD_SLACK="${SOAK_FD_SLACK:-5}"
+SOAK_CONFIG="${SOAK_CONFIG:-bench/soak/gateway.toml}"
 OUT=bench/out/soak
 mkdir -p "$OUT"
 
@@ -78,7 +80,7 @@ PIDS+=("$!")
 wait_http "http://127.0.0.1:$UPORT/.well-known/agent-card.json" 30 \
   || { echo "the upstream did not start (see $OUT/upstream.log)" >&2; exit 1; }
 
-target/release/a2a-gateway run --config bench/soak/gateway.toml \
+target/release/a2a-gateway run --config "$SOAK_CONFIG" \
   --listen "127.0.0.1:$GPORT" --admin-listen "127.0.0.1:$GADMIN" \
   --upstream "soak=http://127.0.0.1:$UPORT" >"$OUT/gateway.log" 2>&1 &
 GW_PID=$!

@@ -7,7 +7,8 @@
 #   FUZZ_SECONDS=3600 bash fuzz/run.sh         # an hour each
 #   FUZZ_TARGETS="sse_scanning" bash fuzz/run.sh
 #
-# The committed seeds (fuzz/seeds/<target>/) are copied into the working
+# FUZZ_PARALLEL targets run at once (default: the number of cores, at most
+# 4). The committed seeds (fuzz/seeds/<target>/) are copied into the working
 # corpus (fuzz/corpus/<target>/, gitignored) before each run, so the corpus
 # grows across local runs and always starts from real A2A traffic.
 set -euo pipefail
@@ -16,9 +17,11 @@ cd "$(dirname "$0")"
 SECONDS_EACH="${FUZZ_SECONDS:-30}"
 TIMEOUT_EACH="${FUZZ_TIMEOUT:-10}"
 TARGETS="${FUZZ_TARGETS:-jsonrpc_front_door card_aggregation sse_scanning config_parsing}"
+CORES=$(nproc 2>/dev/null || echo 1)
+PARALLEL="${FUZZ_PARALLEL:-$(( CORES < 4 ? CORES : 4 ))}"
 # No sanitizer: the gateway has no unsafe code, and ASan would double the
-# build time. 16 codegen units keep a from-scratch build within CI's budget
-# at a small cost in executions per second (FUZZ_BUILD_FLAGS to change).
+# build time. 16 codegen units keep a from-scratch build short at a small
+# cost in executions per second (FUZZ_BUILD_FLAGS to change).
 BUILD_FLAGS="${FUZZ_BUILD_FLAGS:---sanitizer none --codegen-units 16}"
 # cargo-fuzz passes nightly-only flags; the stable toolchain accepts them so.
 export RUSTC_BOOTSTRAP=1
@@ -34,35 +37,60 @@ started=$(date +%s)
 cargo fuzz build $BUILD_FLAGS
 echo "    built in $(( $(date +%s) - started ))s"
 
-failed=()
-summary=()
+# Runs one target; its log, exit status and the inputs it saved as crashes
+# go to artifacts/<target>/.
+fuzz_one() {
+  local target=$1 dir="artifacts/$1"
+  local status=0
+  # shellcheck disable=SC2086
+  cargo fuzz run $BUILD_FLAGS "$target" "corpus/$target" -- \
+    -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT_EACH" -rss_limit_mb=2048 \
+    -print_final_stats=1 >"$dir/last-run.log" 2>&1 || status=$?
+  echo "$status" >"$dir/last-run.status"
+}
+
 for target in $TARGETS; do
   if [ ! -d "seeds/$target" ]; then
     echo "no seeds for target '$target' (fuzz/seeds/$target)" >&2
     exit 2
   fi
   mkdir -p "corpus/$target" "artifacts/$target"
-  find "seeds/$target" -maxdepth 1 -type f -exec cp -n {} "corpus/$target/" \;
-  log="artifacts/$target/last-run.log"
-  marker="artifacts/$target/.run-started"
-  touch "$marker"
-  echo "==> $target: ${SECONDS_EACH}s from $(find "corpus/$target" -type f | wc -l) inputs"
-  status=0
-  # shellcheck disable=SC2086
-  cargo fuzz run $BUILD_FLAGS "$target" "corpus/$target" -- \
-    -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT_EACH" -rss_limit_mb=2048 \
-    -print_final_stats=1 -print_pcs=0 >"$log" 2>&1 || status=$?
+  find "seeds/$target" -maxdepth 1 -type f ! -name '*.py' -exec cp -n {} "corpus/$target/" \;
+  rm -f "artifacts/$target/last-run.status"
+  touch "artifacts/$target/.run-started"
+done
+
+echo "==> fuzzing: ${SECONDS_EACH}s per target, $PARALLEL at a time"
+running=()
+for target in $TARGETS; do
+  echo "    $target: from $(find "corpus/$target" -type f | wc -l) inputs"
+  fuzz_one "$target" &
+  running+=("$!")
+  if [ "${#running[@]}" -ge "$PARALLEL" ]; then
+    wait "${running[0]}" || true
+    running=("${running[@]:1}")
+  fi
+done
+for pid in "${running[@]}"; do wait "$pid" || true; done
+
+failed=()
+summary=()
+for target in $TARGETS; do
+  dir="artifacts/$target"
+  log="$dir/last-run.log"
+  status=$(cat "$dir/last-run.status" 2>/dev/null || echo 99)
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n1)
-  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n1 | cut -d' ' -f2)
-  found=$(find "artifacts/$target" -maxdepth 1 -type f -newer "$marker" \
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n1 | cut -d' ' -f2 || true)
+  found=$(find "$dir" -maxdepth 1 -type f -newer "$dir/.run-started" \
     \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | sort)
+  rm -f "$dir/.run-started"
   line=$(printf '%-20s %10s runs %8s exec/s  cov %s' "$target" "${runs:-?}" "${speed:-?}" "${cov:-?}")
   if [ "$status" -ne 0 ] || [ -n "$found" ]; then
     failed+=("$target")
     summary+=("$line  FAILED")
-    echo "    FAILED (exit $status). The end of $log:"
-    grep -E 'panicked|ERROR|SUMMARY|Test unit written|Base64' "$log" | head -n 20 | sed 's/^/    /'
+    echo "==> $target FAILED (exit $status); from fuzz/$log:"
+    grep -E 'panicked|assertion|ERROR|SUMMARY|Test unit written|Base64' "$log" | head -n 20 | sed 's/^/    /'
     for input in $found; do
       echo "    input: fuzz/$input"
       echo "    reproduce: cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run $BUILD_FLAGS $target $input"
@@ -70,7 +98,6 @@ for target in $TARGETS; do
   else
     summary+=("$line  ok")
   fi
-  rm -f "$marker"
 done
 
 echo

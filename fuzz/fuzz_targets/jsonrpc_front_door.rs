@@ -170,7 +170,7 @@ fn strict_utf8() -> bool {
     *STRICT.get_or_init(|| std::env::var_os("FUZZ_STRICT_UTF8").is_some_and(|v| v == "1"))
 }
 
-fn raw_id<'a>(members: &'a HashMap<String, Box<RawValue>>) -> &'a str {
+fn raw_id(members: &HashMap<String, Box<RawValue>>) -> &str {
     members.get("id").map(|v| v.get()).expect("an id member")
 }
 
