@@ -11,26 +11,82 @@ use pin_project_lite::pin_project;
 
 type OnEnd = Box<dyn FnOnce(&[u8]) + Send>;
 
+/// What has been kept of the body so far. Most answers come in one frame:
+/// that frame is kept by reference (no copy); a second frame starts a copy.
+enum Kept {
+    Nothing,
+    One(Bytes),
+    Copied(BytesMut),
+    /// Longer than the cap: passed on, not seen.
+    TooLong,
+}
+
+impl Kept {
+    fn add(&mut self, data: &Bytes, cap: usize) {
+        let len = match self {
+            Kept::Nothing => 0,
+            Kept::One(first) => first.len(),
+            Kept::Copied(copy) => copy.len(),
+            Kept::TooLong => return,
+        };
+        if len + data.len() > cap {
+            *self = Kept::TooLong;
+            return;
+        }
+        match std::mem::replace(self, Kept::TooLong) {
+            Kept::Nothing => *self = Kept::One(data.clone()),
+            Kept::One(first) => {
+                let mut copy = BytesMut::with_capacity(first.len() + data.len());
+                copy.extend_from_slice(&first);
+                copy.extend_from_slice(data);
+                *self = Kept::Copied(copy);
+            }
+            Kept::Copied(mut copy) => {
+                copy.extend_from_slice(data);
+                *self = Kept::Copied(copy);
+            }
+            Kept::TooLong => {}
+        }
+    }
+
+    fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Kept::Nothing => Some(&[]),
+            Kept::One(first) => Some(first),
+            Kept::Copied(copy) => Some(copy),
+            Kept::TooLong => None,
+        }
+    }
+}
+
 pin_project! {
     pub struct Observed<B> {
         #[pin]
         inner: B,
-        copy: Option<BytesMut>,
+        kept: Kept,
         cap: usize,
         on_end: Option<OnEnd>,
     }
 }
 
 impl<B> Observed<B> {
-    /// Copies at most `cap` bytes; a longer body is passed on but not seen.
+    /// Keeps at most `cap` bytes; a longer body is passed on but not seen.
     pub fn new(inner: B, cap: usize, on_end: impl FnOnce(&[u8]) + Send + 'static) -> Self {
         Self {
             inner,
-            copy: Some(BytesMut::new()),
+            kept: Kept::Nothing,
             cap,
             on_end: Some(Box::new(on_end)),
         }
     }
+}
+
+/// Hands what was kept to the callback, once.
+fn report(kept: &mut Kept, on_end: &mut Option<OnEnd>) {
+    if let (Some(bytes), Some(f)) = (kept.bytes(), on_end.take()) {
+        f(bytes);
+    }
+    *kept = Kept::TooLong;
 }
 
 impl<B: Body<Data = Bytes>> Body for Observed<B> {
@@ -45,26 +101,16 @@ impl<B: Body<Data = Bytes>> Body for Observed<B> {
         let polled = this.inner.as_mut().poll_frame(cx);
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
-                if let (Some(data), Some(copy)) = (frame.data_ref(), this.copy.as_mut()) {
-                    if copy.len() + data.len() <= *this.cap {
-                        copy.extend_from_slice(data);
-                    } else {
-                        *this.copy = None;
-                    }
+                if let Some(data) = frame.data_ref() {
+                    this.kept.add(data, *this.cap);
                 }
                 // hyper stops polling a body whose length it knows once
                 // `is_end_stream` is true, so the final `None` may never come.
                 if this.inner.is_end_stream() {
-                    if let (Some(f), Some(copy)) = (this.on_end.take(), this.copy.take()) {
-                        f(&copy);
-                    }
+                    report(this.kept, this.on_end);
                 }
             }
-            Poll::Ready(None) => {
-                if let (Some(f), Some(copy)) = (this.on_end.take(), this.copy.take()) {
-                    f(&copy);
-                }
-            }
+            Poll::Ready(None) => report(this.kept, this.on_end),
             _ => {}
         }
         polled
@@ -108,6 +154,21 @@ mod tests {
         assert_eq!(frame.into_data().unwrap(), "abc");
         assert!(body.is_end_stream());
         assert_eq!(seen.lock().unwrap().as_deref(), Some(&b"abc"[..]));
+    }
+
+    #[tokio::test]
+    async fn reports_a_body_of_several_frames_whole() {
+        let seen = Arc::new(Mutex::new(None));
+        let s = seen.clone();
+        let frames = ["ab", "cd", "e"].map(|c| {
+            Ok::<_, std::convert::Infallible>(Frame::data(Bytes::from_static(c.as_bytes())))
+        });
+        let inner = http_body_util::StreamBody::new(futures_util::stream::iter(frames));
+        let body = Observed::new(inner, 10, move |b| {
+            *s.lock().unwrap() = Some(b.to_vec());
+        });
+        assert_eq!(&body.collect().await.unwrap().to_bytes()[..], b"abcde");
+        assert_eq!(seen.lock().unwrap().as_deref(), Some(&b"abcde"[..]));
     }
 
     #[tokio::test]

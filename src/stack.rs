@@ -9,13 +9,14 @@ use hyper::body::Incoming;
 use tower::util::BoxCloneService;
 use tower::{service_fn, ServiceBuilder, ServiceExt};
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use crate::body::Body;
 use crate::error::GatewayError;
+use crate::request_id::MakeSequentialId;
 use crate::state::{AppState, Shared};
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
@@ -48,7 +49,7 @@ pub fn proxy(shared: Shared) -> HttpService {
         .layer(SetSensitiveRequestHeadersLayer::new(sensitive))
         // Take the client's X-Request-Id or make one, before the span opens,
         // so every log line and the response carry the same id.
-        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(SetRequestIdLayer::x_request_id(MakeSequentialId))
         .layer(PropagateRequestIdLayer::x_request_id())
         // One span per request (request id, method, path); the access line
         // itself is written by the JSON-RPC handler when the answer ends.

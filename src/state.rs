@@ -136,7 +136,10 @@ impl AppState {
         owner: &std::sync::Arc<str>,
         skill: Option<&str>,
     ) {
-        self.fleet.affinity.learn(seen, owner);
+        // With one upstream every call goes to it: nothing to remember.
+        if self.upstreams.len() > 1 {
+            self.fleet.affinity.learn(seen, owner);
+        }
         self.metrics.task_states_seen(seen, skill.unwrap_or("none"));
     }
 

@@ -2,6 +2,8 @@
 //! version may add (unknown members pass) and strict about what every upstream
 //! needs, so the gateway never refuses a request an agent would accept.
 
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -73,64 +75,92 @@ fn check(method: &Method, params: Option<&Obj>) -> Result<(), String> {
 /// look. Deeper data is the agent's business.
 const INSPECTED_LEVELS: usize = 5;
 
-/// Parses `raw` only `levels` deep: below that a value becomes `null`
-/// unless serde_json can build it. serde_json refuses nesting past 128
-/// levels, and a message carrying deep data is still a valid message — the
-/// upstream gets the original bytes either way.
+/// Parses `raw` in one pass, only `levels` deep: below that a value is
+/// built from its own text, or becomes `null` when serde_json cannot build
+/// it (it refuses nesting past 128 levels, and a message carrying deep data
+/// is still a valid message — the upstream gets the original bytes either
+/// way). Members are read borrowed; nothing is copied but the values kept.
 fn shallow(raw: &RawValue, levels: usize) -> Result<Value, serde_json::Error> {
-    let text = raw.get();
-    match text.as_bytes().first() {
-        Some(b'{') if levels > 0 => {
-            let members: Members = serde_json::from_str(text)?;
-            members
-                .0
-                .into_iter()
-                .map(|(k, v)| Ok((k, shallow(&v, levels - 1)?)))
-                .collect::<Result<Obj, _>>()
-                .map(Value::Object)
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    let value = Shallow(levels).deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// A value read `0`-many levels deep (see [`shallow`]). Object members in
+/// those levels must be unique: JSON leaves duplicates undefined, and an
+/// agent that keeps the first value would act on something other than what
+/// the gateway checked (a webhook URL, a task id).
+#[derive(Clone, Copy)]
+struct Shallow(usize);
+
+impl<'de> DeserializeSeed<'de> for Shallow {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.0 == 0 {
+            let deeper = <&RawValue>::deserialize(d)?;
+            return Ok(serde_json::from_str(deeper.get()).unwrap_or(Value::Null));
         }
-        Some(b'[') if levels > 0 => {
-            let items: Vec<Box<RawValue>> = serde_json::from_str(text)?;
-            items
-                .iter()
-                .map(|v| shallow(v, levels - 1))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Value::Array)
-        }
-        _ => Ok(serde_json::from_str(text).unwrap_or(Value::Null)),
+        d.deserialize_any(self)
     }
 }
 
-/// An object's members, refusing a repeated name: JSON leaves duplicates
-/// undefined, and an agent that keeps the first value would act on
-/// something other than what the gateway checked (a webhook URL, a task id).
-struct Members(Vec<(String, Box<RawValue>)>);
+impl<'de> Visitor<'de> for Shallow {
+    type Value = Value;
 
-impl<'de> serde::Deserialize<'de> for Members {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Members;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Members, A::Error> {
-                let mut out: Vec<(String, Box<RawValue>)> = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
-                    if out.iter().any(|(seen, _)| *seen == k) {
-                        return Err(serde::de::Error::custom(format!(
-                            "member '{k}' appears twice"
-                        )));
-                    }
-                    out.push((k, v));
-                }
-                Ok(Members(out))
-            }
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Shallow(self.0 - 1))? {
+            items.push(item);
         }
-        d.deserialize_map(Visit)
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Obj::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if members.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "member '{key}' appears twice"
+                )));
+            }
+            let value = map.next_value_seed(Shallow(self.0 - 1))?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
     }
 }
 

@@ -40,11 +40,11 @@ impl Affinity {
     }
 
     pub fn learn_task(&self, task: &str, upstream: &Arc<str>) {
-        self.tasks.insert(task.to_string(), upstream.clone());
+        remember(&self.tasks, task, upstream);
     }
 
     pub fn learn_context(&self, context: &str, upstream: &Arc<str>) {
-        self.contexts.insert(context.to_string(), upstream.clone());
+        remember(&self.contexts, context, upstream);
     }
 
     pub fn learn(&self, seen: &Seen, upstream: &Arc<str>) {
@@ -74,6 +74,18 @@ impl Affinity {
     }
 }
 
+/// Inserts unless the id is already held for the same upstream: a stream
+/// names its task in every event, and a moka insert (hashing, a write to
+/// the concurrent map, housekeeping) costs far more than a read. A known id
+/// still expires `ttl` after it was first learned; the next answer that
+/// names it then learns it again.
+fn remember(cache: &Cache<String, Arc<str>>, id: &str, upstream: &Arc<str>) {
+    if cache.get(id).is_some_and(|owner| owner == *upstream) {
+        return;
+    }
+    cache.insert(id.to_string(), upstream.clone());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +107,17 @@ mod tests {
         assert_eq!(a.task_owner("c"), None, "tasks and contexts are separate");
         a.clear();
         assert_eq!(a.task_owner("t"), None);
+    }
+
+    #[test]
+    fn a_task_that_moves_is_learned_again() {
+        let a = Affinity::new(100, Duration::from_secs(60));
+        let (one, two): (Arc<str>, Arc<str>) = (Arc::from("one"), Arc::from("two"));
+        a.learn_task("t", &one);
+        a.learn_task("t", &one);
+        assert_eq!(a.task_owner("t").as_deref(), Some("one"));
+        a.learn_task("t", &two);
+        assert_eq!(a.task_owner("t").as_deref(), Some("two"));
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Which task and context ids an upstream's answer reveals, for every
 //! protocol version. Pure: bytes in, ids out.
 
-use serde_json::Value;
+use super::sketch::Sketch;
+
+/// How deep an answer is read: response → result → tasks → task → status
+/// → state (a 1.0 `ListTasks` answer). Anything deeper is skipped unread.
+const LEVELS: usize = 6;
 
 /// Ids seen in one answer.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -24,13 +28,16 @@ impl Seen {
 /// Ids in a unary JSON-RPC response body (nothing if it is not one).
 pub fn from_response(body: &[u8]) -> Seen {
     let mut seen = Seen::default();
-    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+    let parsed = std::str::from_utf8(body)
+        .ok()
+        .and_then(|text| Sketch::parse(text, LEVELS));
+    if let Some(v) = parsed {
         absorb(&v, &mut seen);
     }
     seen
 }
 
-fn absorb(response: &Value, seen: &mut Seen) {
+fn absorb(response: &Sketch<'_>, seen: &mut Seen) {
     match (response.get("result"), response.get("error")) {
         (Some(result), _) => {
             seen.kinds.push(kind_of(result));
@@ -42,9 +49,9 @@ fn absorb(response: &Value, seen: &mut Seen) {
 }
 
 /// What a result is, in every version's spelling.
-fn kind_of(result: &Value) -> &'static str {
-    let wrapped = |k: &str| result.get(k).is_some_and(Value::is_object);
-    match result.get("kind").and_then(Value::as_str) {
+fn kind_of(result: &Sketch<'_>) -> &'static str {
+    let wrapped = |k: &str| result.get(k).is_some_and(Sketch::is_object);
+    match result.get("kind").and_then(Sketch::as_str) {
         Some("status-update") => "status",
         Some("artifact-update") => "artifact",
         Some("task") => "task",
@@ -90,7 +97,7 @@ fn absorb_event(data: &mut String, seen: &mut Seen) {
     if data.is_empty() {
         return;
     }
-    if let Ok(v) = serde_json::from_str::<Value>(data) {
+    if let Some(v) = Sketch::parse(data, LEVELS) {
         absorb(&v, seen);
     }
     data.clear();
@@ -98,34 +105,37 @@ fn absorb_event(data: &mut String, seen: &mut Seen) {
 
 /// 1.0 wraps results (`{"task": …}`, `{"statusUpdate": …}`); 0.x results
 /// are the object itself, told apart by `kind` (0.3) or shape (0.1).
-fn from_result(result: &Value, seen: &mut Seen) {
-    let Some(obj) = result.as_object() else {
+fn from_result(result: &Sketch<'_>, seen: &mut Seen) {
+    if !result.is_object() {
         return;
-    };
+    }
     for wrapper in ["task", "message", "statusUpdate", "artifactUpdate"] {
-        if let Some(inner) = obj.get(wrapper).filter(|v| v.is_object()) {
+        if let Some(inner) = result.get(wrapper).filter(|v| v.is_object()) {
             from_object(inner, wrapper == "task", seen);
         }
     }
-    if let Some(Value::Array(tasks)) = obj.get("tasks") {
+    if let Some(Sketch::Arr(tasks)) = result.get("tasks") {
         for t in tasks {
             from_object(t, true, seen);
         }
     }
-    let is_task = obj.get("kind").and_then(Value::as_str) == Some("task")
-        || (obj.contains_key("id") && (obj.contains_key("status") || obj.contains_key("artifact")));
+    let is_task = result.get("kind").and_then(Sketch::as_str) == Some("task")
+        || (result.has("id") && (result.has("status") || result.has("artifact")));
     from_object(result, is_task, seen);
 }
 
-fn from_object(obj: &Value, is_task: bool, seen: &mut Seen) {
+fn from_object(obj: &Sketch<'_>, is_task: bool, seen: &mut Seen) {
     let text = |key: &str| {
         obj.get(key)
-            .and_then(Value::as_str)
+            .and_then(Sketch::as_str)
             .filter(|s| !s.is_empty())
     };
     let task = if is_task { text("id") } else { text("taskId") };
-    if let (Some(task), Some(state)) = (task, obj.pointer("/status/state").and_then(Value::as_str))
-    {
+    let state = obj
+        .get("status")
+        .and_then(|s| s.get("state"))
+        .and_then(Sketch::as_str);
+    if let (Some(task), Some(state)) = (task, state) {
         seen.states.push((task.to_string(), normalize_state(state)));
     }
     if is_task {

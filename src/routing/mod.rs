@@ -18,6 +18,7 @@ pub mod learn;
 pub mod matcher;
 pub mod probe;
 pub mod request;
+pub mod sketch;
 
 use std::sync::Arc;
 
