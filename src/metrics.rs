@@ -40,6 +40,8 @@ pub struct Metrics {
     first_seen: moka::sync::Cache<String, Instant>,
 }
 
+const DEFAULT_TASKS_TIMED: u64 = 100_000;
+
 fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
     let c = IntCounterVec::new(Opts::new(name, help), labels)
         .unwrap_or_else(|e| panic!("metric {name}: {e}"));
@@ -82,6 +84,15 @@ fn latency_buckets() -> Vec<f64> {
 
 impl Metrics {
     pub fn new() -> Self {
+        Self::with_task_capacity(DEFAULT_TASKS_TIMED)
+    }
+
+    /// `tasks` bounds how many unfinished tasks are timed at once (for
+    /// `task_duration_seconds`): the gateway's memory of tasks is bounded by
+    /// one setting, `routing.affinity_capacity`, here as for affinity. A task
+    /// whose stream was abandoned before its last state is forgotten once
+    /// newer ones need the room.
+    pub fn with_task_capacity(tasks: u64) -> Self {
         let r = Registry::new_custom(Some("a2a_gateway".into()), None).unwrap_or_default();
         let requests = counter(&r, "requests_total", "Requests by protocol version, method family, skill, upstream, HTTP status and JSON-RPC error class.", &["version", "family", "skill", "upstream", "status", "error"]);
         let request_duration = histogram(
@@ -241,7 +252,7 @@ impl Metrics {
             config_reloads,
             build_info,
             first_seen: moka::sync::Cache::builder()
-                .max_capacity(100_000)
+                .max_capacity(tasks.max(1))
                 .time_to_live(Duration::from_secs(24 * 3600))
                 .build(),
         }

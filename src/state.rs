@@ -70,7 +70,14 @@ impl AppState {
                 })
             })
             .unzip();
-        let metrics = previous.map_or_else(|| Arc::new(Metrics::new()), |p| p.metrics.clone());
+        let metrics = previous.map_or_else(
+            || {
+                Arc::new(Metrics::with_task_capacity(
+                    config.routing.affinity_capacity,
+                ))
+            },
+            |p| p.metrics.clone(),
+        );
         let fleet = match previous {
             Some(p) => p.fleet.clone(),
             None => Arc::new(Fleet::new(&config, metrics.clone())),
