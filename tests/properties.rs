@@ -80,8 +80,11 @@ fn ids() -> impl Strategy<Value = String> {
 
 /// Whitespace JSON allows between tokens.
 fn gap() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(vec![" ", "\n", "\t", "\r\n", ""]), 0..3)
-        .prop_map(|parts| parts.concat())
+    prop::collection::vec(
+        prop::sample::select(vec![" ", "\n", "\t", "\r\n", ""]),
+        0..3,
+    )
+    .prop_map(|parts| parts.concat())
 }
 
 /// What a call asks for; each is answered differently.
