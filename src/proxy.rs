@@ -400,7 +400,7 @@ fn learn_from_request(
     params: Option<&serde_json::Value>,
     owner: &Arc<str>,
 ) {
-    if method.version != crate::a2a::Version::V0_1 {
+    if method.version != crate::a2a::Version::V0_1 || !state.remembers_owners() {
         return;
     }
     if let Some(task) = request::task_ref(method, params) {

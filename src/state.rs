@@ -143,11 +143,16 @@ impl AppState {
         owner: &std::sync::Arc<str>,
         skill: Option<&str>,
     ) {
-        // With one upstream every call goes to it: nothing to remember.
-        if self.upstreams.len() > 1 {
+        if self.remembers_owners() {
             self.fleet.affinity.learn(seen, owner);
         }
         self.metrics.task_states_seen(seen, skill.unwrap_or("none"));
+    }
+
+    /// Whether task and conversation owners are worth learning: with one
+    /// upstream every call goes to it, so there is nothing to remember.
+    pub fn remembers_owners(&self) -> bool {
+        self.upstreams.len() > 1
     }
 
     pub fn set_draining(&self) {
