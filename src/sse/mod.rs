@@ -1,8 +1,10 @@
-//! SSE pass-through: each complete event goes to the client as soon as the
-//! upstream sends it; silence longer than the idle timeout (between events,
+//! SSE pass-through: complete events go to the client as soon as the
+//! upstream sends them (a burst that has already arrived goes out as one
+//! write, see `batch`); silence longer than the idle timeout (between events,
 //! not over the stream's life) or a broken upstream ends the stream with one
 //! final JSON-RPC error event carrying the request's id.
 
+mod batch;
 mod scan;
 
 use std::future::Future;
@@ -18,10 +20,22 @@ use tokio::time::{Instant, Sleep};
 
 pub use scan::EventScanner;
 
+use batch::Batch;
+
 use crate::a2a::jsonrpc;
 use crate::body::BoxError;
 use crate::error::codes;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+/// A burst is handed on once it holds this much...
+const MAX_BATCH_BYTES: usize = 64 * 1024;
+/// ...or after this many turns given to the upstream connection, so a
+/// steady fast stream still goes out promptly...
+const MAX_TURNS: u8 = 32;
+/// ...or when this many turns in a row brought nothing (the scheduler does
+/// not always run the connection task first, so one empty turn is not yet
+/// the end of a burst).
+const MAX_EMPTY_TURNS: u8 = 2;
 
 /// Called with each chunk of whole events as it is forwarded.
 pub type OnEvents = Box<dyn FnMut(&[u8]) + Send>;
@@ -47,6 +61,12 @@ pin_project! {
         idle: Sleep,
         pending: BytesMut,
         scanner: EventScanner,
+        batch: Batch,
+        // Turns given to the upstream connection in this burst, and how much
+        // the batch held at the last one (a turn that brings nothing ends it).
+        turns: u8,
+        empty_turns: u8,
+        held_at_turn: usize,
         settings: RelaySettings,
         closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
         done: bool,
@@ -60,6 +80,10 @@ impl<B> SseRelay<B> {
             idle: tokio::time::sleep(settings.idle_timeout),
             pending: BytesMut::new(),
             scanner: EventScanner::default(),
+            batch: Batch::default(),
+            turns: 0,
+            empty_turns: 0,
+            held_at_turn: 0,
             closing: settings
                 .closing
                 .clone()
@@ -98,7 +122,16 @@ where
                         if let Some(observe) = this.settings.on_events.as_mut() {
                             observe(&events);
                         }
-                        return Poll::Ready(Some(Ok(Frame::data(events))));
+                        this.batch.push(events);
+                        if this.batch.len() >= MAX_BATCH_BYTES {
+                            return Poll::Ready(take_batch(
+                                this.batch,
+                                this.turns,
+                                this.empty_turns,
+                                this.held_at_turn,
+                            ));
+                        }
+                        continue;
                     }
                     if this.pending.len() > this.settings.max_event_bytes {
                         let why = format!(
@@ -107,6 +140,7 @@ where
                         );
                         return finish(
                             this.done,
+                            this.batch,
                             this.settings,
                             codes::UPSTREAM_BAD_RESPONSE,
                             &why,
@@ -117,6 +151,7 @@ where
                     let why = format!("the stream broke before it ended: {e}");
                     return finish(
                         this.done,
+                        this.batch,
                         this.settings,
                         codes::UPSTREAM_STREAM_BROKEN,
                         &why,
@@ -126,19 +161,54 @@ where
                     *this.done = true;
                     // A clean end with a dangling partial event: pass it on
                     // unchanged, as a direct connection would have.
-                    let rest = this.pending.split().freeze();
+                    let rest = this.batch.take_with(this.pending.split().freeze());
                     return Poll::Ready((!rest.is_empty()).then(|| Ok(Frame::data(rest))));
+                }
+                Poll::Pending if !this.batch.is_empty() => {
+                    // The upstream connection task passes one chunk at a time
+                    // and has just been asked for the next: give it turns
+                    // (wake ourselves, so we run again after it) while they
+                    // keep bringing events. Then write the burst at once.
+                    if this.batch.len() > *this.held_at_turn {
+                        *this.empty_turns = 0;
+                    } else {
+                        *this.empty_turns += 1;
+                    }
+                    if *this.turns < MAX_TURNS && *this.empty_turns < MAX_EMPTY_TURNS {
+                        *this.turns += 1;
+                        *this.held_at_turn = this.batch.len();
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
+                    return Poll::Ready(take_batch(
+                        this.batch,
+                        this.turns,
+                        this.empty_turns,
+                        this.held_at_turn,
+                    ));
                 }
                 Poll::Pending => {
                     if let Some(closing) = this.closing.as_mut() {
                         if closing.as_mut().poll(cx).is_ready() {
                             let why = "the gateway is shutting down; resubscribe to continue";
-                            return finish(this.done, this.settings, codes::SHUTTING_DOWN, why);
+                            return finish(
+                                this.done,
+                                this.batch,
+                                this.settings,
+                                codes::SHUTTING_DOWN,
+                                why,
+                            );
                         }
                     }
                     ready!(this.idle.as_mut().poll(cx));
                     let why = format!("no event for {:?}", this.settings.idle_timeout);
-                    return finish(this.done, this.settings, codes::UPSTREAM_STREAM_IDLE, &why);
+                    return finish(
+                        this.done,
+                        this.batch,
+                        this.settings,
+                        codes::UPSTREAM_STREAM_IDLE,
+                        &why,
+                    );
                 }
             }
         }
@@ -151,6 +221,19 @@ where
     fn size_hint(&self) -> SizeHint {
         SizeHint::default()
     }
+}
+
+/// Hands on the held burst and starts counting turns afresh.
+fn take_batch(
+    batch: &mut Batch,
+    turns: &mut u8,
+    empty_turns: &mut u8,
+    held_at_turn: &mut usize,
+) -> Option<Result<Frame<Bytes>, BoxError>> {
+    *turns = 0;
+    *empty_turns = 0;
+    *held_at_turn = 0;
+    batch.take().map(|b| Ok(Frame::data(b)))
 }
 
 /// Appends `data` and returns the complete events it finishes, if any. The
@@ -170,8 +253,10 @@ fn take_events(pending: &mut BytesMut, scanner: &mut EventScanner, data: Bytes) 
     (n > 0).then(|| pending.split_to(n).freeze())
 }
 
+/// Ends the stream with one JSON-RPC error event, after any events still held.
 fn finish(
     done: &mut bool,
+    batch: &mut Batch,
     settings: &RelaySettings,
     code: i32,
     why: &str,
@@ -188,7 +273,7 @@ fn finish(
     event.extend_from_slice(b"data: ");
     event.extend_from_slice(&body);
     event.extend_from_slice(b"\n\n");
-    Poll::Ready(Some(Ok(Frame::data(event.freeze()))))
+    Poll::Ready(Some(Ok(Frame::data(batch.take_with(event.freeze())))))
 }
 
 #[cfg(test)]
@@ -254,6 +339,40 @@ mod tests {
         let big = format!("data: {}", "x".repeat(100));
         let out = collect(SseRelay::new(body(vec![data(&big)]), settings(1000))).await;
         assert!(out.contains("-32052"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn a_burst_that_has_arrived_is_one_frame() {
+        let mut relay = Box::pin(SseRelay::new(
+            body(vec![
+                data("data: 1\n\n"),
+                data("data: 2\n\nda"),
+                data("ta: 3\n\n"),
+            ]),
+            settings(1000),
+        ));
+        let first = relay.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(&first[..], b"data: 1\n\ndata: 2\n\ndata: 3\n\n");
+        assert!(relay.frame().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn an_event_is_not_held_waiting_for_the_next() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Chunk>();
+        let chunks = stream::unfold(rx, |mut rx| async { rx.recv().await.map(|c| (c, rx)) });
+        let mut relay = Box::pin(SseRelay::new(StreamBody::new(chunks), settings(60_000)));
+        tx.send(data("data: 1\n\n")).unwrap();
+        let first = tokio::time::timeout(Duration::from_secs(5), relay.frame())
+            .await
+            .expect("the event was held back while the upstream was silent");
+        assert_eq!(
+            &first.unwrap().unwrap().into_data().unwrap()[..],
+            b"data: 1\n\n"
+        );
+        tx.send(data("data: 2\n\n")).unwrap();
+        drop(tx);
+        let out = collect(relay).await;
+        assert_eq!(out, "data: 2\n\n");
     }
 
     #[tokio::test(start_paused = true)]
