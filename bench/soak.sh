@@ -15,6 +15,10 @@
 # (10 %) / SOAK_FD_SLACK (5) fds of the second-quarter mean; the first
 # quarter is warm-up), or if any good request failed.
 #
+# SOAK_MIX sends only some traffic classes, e.g. SOAK_MIX=stream or
+# SOAK_MIX=bad,abandon (classes: unary, stream, card, bad, method, abandon),
+# to find which one a trend comes from. SOAK_OUT changes the output directory
+# (default bench/out/soak), so soaks of different classes can run side by side.
 # SOAK_CONFIG names another gateway config (default bench/soak/gateway.toml).
 # Everything it starts is killed on exit; the upstream is bench/upstream.rs
 # (`cargo run --release --example bench-upstream -- serve PORT`) when it
@@ -29,7 +33,8 @@ SOAK_WORKERS="${SOAK_WORKERS:-6}"
 SOAK_RSS_TOLERANCE="${SOAK_RSS_TOLERANCE:-0.10}"
 SOAK_FD_SLACK="${SOAK_FD_SLACK:-5}"
 SOAK_CONFIG="${SOAK_CONFIG:-bench/soak/gateway.toml}"
-OUT=bench/out/soak
+SOAK_MIX="${SOAK_MIX:-unary,stream,card,bad,method,abandon}"
+OUT="${SOAK_OUT:-bench/out/soak}"
 mkdir -p "$OUT"
 
 PIDS=()
@@ -88,13 +93,13 @@ PIDS+=("$GW_PID")
 wait_http "http://127.0.0.1:$GADMIN/readyz" 30 \
   || { echo "the gateway did not become ready (see $OUT/gateway.log)" >&2; exit 1; }
 
-echo "==> soak: ${SOAK_SECONDS}s, ${SOAK_WORKERS} client threads, a sample every ${SOAK_INTERVAL}s"
+echo "==> soak: ${SOAK_SECONDS}s, ${SOAK_WORKERS} client threads (traffic: $SOAK_MIX), a sample every ${SOAK_INTERVAL}s"
 echo "    gateway pid $GW_PID on 127.0.0.1:$GPORT; upstream: $UPSTREAM_NAME on 127.0.0.1:$UPORT"
 status=0
 python3 bench/soak/drive.py load --gateway "127.0.0.1:$GPORT" --pid "$GW_PID" \
   --seconds "$SOAK_SECONDS" --interval "$SOAK_INTERVAL" --workers "$SOAK_WORKERS" \
   --rss-tolerance "$SOAK_RSS_TOLERANCE" --fd-slack "$SOAK_FD_SLACK" \
-  --json "$OUT/soak.json" | tee "$OUT/soak.txt" || status=$?
+  --mix "$SOAK_MIX" --json "$OUT/soak.json" | tee "$OUT/soak.txt" || status=$?
 
 if ! kill -0 "$GW_PID" 2>/dev/null; then
   echo "the gateway died during the soak (see $OUT/gateway.log)" >&2

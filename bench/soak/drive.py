@@ -2,6 +2,7 @@
 """Soak driver for a2a-gateway (stdlib only; run by bench/soak.sh).
 
   drive.py load --gateway 127.0.0.1:PORT --pid PID --seconds N [--interval S]
+               [--mix unary,stream,card,bad,method,abandon]
       Mixed traffic for N seconds from a few worker threads: unary calls,
       follow-ups, SSE streams and card fetches (the "good" requests, each
       checked), and bad input (malformed JSON, unknown methods, bad params,
@@ -74,8 +75,23 @@ class Counts:
 class Worker:
     """One client: a keep-alive connection plus fresh ones for the rude cases."""
 
-    def __init__(self, host, port, counts, seed):
+    def __init__(self, host, port, counts, seed, mix=None):
         self.host, self.port = host, port
+        actions = {
+            "unary": self.good_unary,
+            "stream": self.good_stream,
+            "card": self.good_card,
+            "bad": self.bad_input,
+            "method": self.wrong_http_method,
+            "abandon": self.abandon,
+        }
+        mix = mix or list(CLASSES)
+        total = sum(CLASSES[n] for n in mix)
+        self.mix, acc = [], 0.0
+        for n in mix:
+            acc += CLASSES[n] / total
+            self.mix.append((acc, actions[n]))
+        self.mix[-1] = (1.1, self.mix[-1][1])  # rounding never skips a step
         self.counts = counts
         self.rng = random.Random(seed)
         self.conn = None
@@ -276,21 +292,34 @@ class Worker:
     def step(self):
         roll = self.rng.random()
         try:
-            if roll < 0.40:
-                self.good_unary()
-            elif roll < 0.55:
-                self.good_stream()
-            elif roll < 0.60:
-                self.good_card()
-            elif roll < 0.85:
-                self.bad_input()
-            elif roll < 0.88:
-                self.wrong_http_method()
-            else:
-                self.abandon()
+            for limit, action in self.mix:
+                if roll < limit:
+                    action()
+                    break
         except (OSError, http.client.HTTPException) as e:
             self.reset()
             self.counts.fail("good_failed", f"transport: {e!r}")
+
+
+# Traffic classes and their default shares of the steps (--mix picks some;
+# their shares are then scaled to add up to 1).
+CLASSES = {
+    "unary": 0.40,
+    "stream": 0.15,
+    "card": 0.05,
+    "bad": 0.25,
+    "method": 0.03,
+    "abandon": 0.12,
+}
+
+
+def parse_mix(text):
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CLASSES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"--mix takes a comma-separated list of {', '.join(CLASSES)}; got {text!r}")
+    return names
 
 
 # ---------------------------------------------------------------- sampling
@@ -344,7 +373,7 @@ def load(args):
     stop = threading.Event()
 
     def run(seed):
-        w = Worker(host, port, counts, seed)
+        w = Worker(host, port, counts, seed, args.mix)
         while not stop.is_set() and time.monotonic() < deadline:
             w.step()
         w.reset()
@@ -487,6 +516,8 @@ def main():
     l.add_argument("--rss-tolerance", type=float, default=0.10)
     l.add_argument("--fd-slack", type=int, default=5)
     l.add_argument("--json")
+    l.add_argument("--mix", type=parse_mix, default=list(CLASSES),
+                   help="traffic classes to send (default: all): " + ",".join(CLASSES))
     s = sub.add_parser("serve")
     s.add_argument("--port", type=int, required=True)
     args = p.parse_args()
