@@ -174,7 +174,9 @@ mock upstream compete for CPU, as they would in a sidecar. No CPU pinning.
   warm-up), and its RSS is read before and 1 s after all N streams have their first event.
   HTTP/1.1: a connection per stream; each stream costs the proxy two sockets, so N is bounded by
   the sandbox's hard limit of open files. HTTP/2: 100 streams per client connection (the proxy
-  still opens one HTTP/1.1 connection per stream to the upstream).
+  still opens one HTTP/1.1 connection per stream to the upstream). *gateway-h2c* is the gateway
+  with `http2 = true` for the upstream (`bench/gateway-h2c.toml`): every stream to the agent then
+  shares one h2c connection. nginx cannot proxy to an HTTP/2 upstream, so it has no such row.
 * **Soak**: `message/send` 1 KiB through the gateway with wrk (32 connections) in 20 s rounds
   until 1,000,000 requests have been answered (at most 420 s); RSS and open file descriptors
   sampled every 5 s. It runs last, after every other workload, in the same gateway process.
@@ -207,12 +209,13 @@ for proto in PROTOS:
         added = g["p99_us"] - d["p99_us"]
         w(f"| added p99 ≤ 0.3 ms at 1k rps, `message/send` 1 KiB, {PROTOS[proto]} | "
           f"p99 {g['p99_us']} µs vs direct {d['p99_us']} µs: {added:+} µs | {met(added <= 300)} |")
-for proto in PROTOS:
-    r = find("idle", "stream", proto, "gateway")
-    if r and r.get("opened"):
-        per = (r["rss_during_kb"] - r["rss_before_kb"]) / r["opened"]
-        w(f"| ≤ 16 KiB RSS per idle open SSE stream, {PROTOS[proto]} | {per:.1f} KiB per stream "
-          f"over {r['opened']:,} streams | {met(per <= 16)} |")
+for target, upstream_side in (("gateway", "HTTP/1.1"), ("gateway-h2c", "h2c")):
+    for proto in PROTOS:
+        r = find("idle", "stream", proto, target)
+        if r and r.get("opened"):
+            per = (r["rss_during_kb"] - r["rss_before_kb"]) / r["opened"]
+            w(f"| ≤ 16 KiB RSS per idle open SSE stream, {PROTOS[proto]} (gateway to upstream: "
+              f"{upstream_side}) | {per:.1f} KiB per stream over {r['opened']:,} streams | {met(per <= 16)} |")
 for proto in PROTOS:
     g = find("sse_lat", "stream", proto, "gateway")
     d = find("sse_lat", "stream", proto, "direct")
@@ -342,12 +345,13 @@ if idle:
       "| open files with the streams | RSS after they closed |")
     w("|---|---|---:|---:|---:|---:|---:|---:|")
     for proto, pname in PROTOS.items():
-        for t in TARGETS:
+        for t in TARGETS[:2] + ["gateway-h2c"] + TARGETS[2:]:
             r = find("idle", "stream", proto, t)
             if not r:
                 continue
             per = ((r["rss_during_kb"] - r["rss_before_kb"]) / r["opened"]) if r.get("opened") else None
-            w(f"| {t}{' (the upstream itself)' if t == 'direct' else ''} | {pname} | "
+            what = {"direct": " (the upstream itself)", "gateway-h2c": " (h2c to the upstream)"}
+            w(f"| {t}{what.get(t, '')} | {pname} | "
               f"{r.get('opened', 0):,} of {r.get('streams', 0):,} | {r['rss_before_kb'] / 1024:.1f} MiB | "
               f"{r['rss_during_kb'] / 1024:.1f} MiB | {fmt_f(per, 1)} KiB | {r['fds_during']:,} | "
               f"{r['rss_after_kb'] / 1024:.1f} MiB |")

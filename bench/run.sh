@@ -194,8 +194,9 @@ start_upstream() {
   UP_PID=$!; PIDS+=("$UP_PID")
   wait_http "http://127.0.0.1:$UPORT/.well-known/agent-card.json" 20 || { echo "upstream did not start" >&2; exit 1; }
 }
-start_gateway() { # [wrapper...]: e.g. valgrind
-  "$@" "$GW" run --config bench/gateway.toml \
+GW_CONFIG=bench/gateway.toml
+start_gateway() { # [wrapper...]: e.g. valgrind; GW_CONFIG picks the config
+  "$@" "$GW" run --config "$GW_CONFIG" \
     --listen "127.0.0.1:$GPORT" --admin-listen "127.0.0.1:$GADMIN" \
     --upstream "bench=http://127.0.0.1:$UPORT" 2>>"$OUT/logs/gateway.log" &
   GW_PID=$!; PIDS+=("$GW_PID")
@@ -219,7 +220,7 @@ CLK_TCK=$(getconf CLK_TCK)
 pids_of() { # target: the PIDs whose CPU and memory are the target's own
   case $1 in
     direct) echo "$UP_PID" ;;
-    gateway) echo "$GW_PID" ;;
+    gateway | gateway-h2c) echo "$GW_PID" ;;
     nginx) echo "$NGX_PID $(pgrep -P "$NGX_PID" | tr '\n' ' ')" ;;
   esac
 }
@@ -244,7 +245,7 @@ fds_of() { local n=0 p; for p in "$@"; do n=$((n + $(ls "/proc/$p/fd" 2>/dev/nul
 url_of() { # target proto
   case $1/$2 in
     direct/*) echo "http://127.0.0.1:$UPORT/" ;;
-    gateway/*) echo "http://127.0.0.1:$GPORT/" ;;
+    gateway/* | gateway-h2c/*) echo "http://127.0.0.1:$GPORT/" ;;
     nginx/h1) echo "http://127.0.0.1:$NH1/" ;;
     nginx/h2) echo "http://127.0.0.1:$NH2/" ;;
   esac
@@ -401,6 +402,9 @@ start_upstream
 for proto in h1 h2; do
   n=$IDLE_H1; [ $proto = h2 ] && n=$IDLE_H2
   start_gateway; idle_test gateway $proto "$n"; stop_gateway
+  # The same, with the gateway speaking h2c to the upstream (one connection
+  # for every stream instead of one HTTP/1.1 connection each).
+  GW_CONFIG=bench/gateway-h2c.toml start_gateway; idle_test gateway-h2c $proto "$n"; stop_gateway
   if have nginx; then start_nginx; idle_test nginx $proto "$n"; stop_nginx; fi
 done
 stop_upstream # a fresh upstream for the load tests: its memory after 20,000 streams is no floor
