@@ -106,7 +106,9 @@ fn serve_main(args: &[String]) -> i32 {
                     async move { Ok::<_, Infallible>(mock.handle(req).await) }
                 });
                 let mut builder = auto::Builder::new(TokioExecutor::new());
-                builder.http2().max_concurrent_streams(1024);
+                // Enough for every idle stream of bench/run.sh over one
+                // connection (the gateway-h2c rows multiplex them all).
+                builder.http2().max_concurrent_streams(20_000);
                 let _ = builder
                     .serve_connection(TokioIo::new(socket), service)
                     .await;
