@@ -345,12 +345,21 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
 # Other work on the machine skews the numbers: every 5 s, sample the load,
 # the compilers running, and the gateways / load generators that this run
 # did not start (another benchmark or soak in a second checkout or session).
-# Everything this run starts shares its process group (a parent pid would
-# not do: wrk runs under `timeout`, nginx's workers under its master).
-( me=$(ps -o pgid= $$ | tr -d ' ')
+# "Started by this run" means descended from this script: a process group
+# would not do, because `timeout` (which runs wrk) makes a group of its own.
+( me=$$
   while :; do
-    others=$(ps -eo pgid=,comm= | awk -v me="$me" \
-      '$2 ~ /^(a2a-gateway|bench-upstream|wrk|h2load|nginx)$/ && $1 != me {n++} END {print n + 0}')
+    others=$(ps -eo pid=,ppid=,comm= | awk -v me="$me" '
+      { parent[$1] = $2; comm[$1] = $3 }
+      END {
+        for (p in comm) {
+          if (comm[p] !~ /^(a2a-gateway|bench-upstream|wrk|h2load|nginx)$/) continue
+          q = p; ours = 0
+          for (hops = 0; hops < 64 && q > 1; hops++) { if (q == me) { ours = 1; break } q = parent[q] }
+          if (!ours) n++
+        }
+        print n + 0
+      }')
     echo "$(cut -d' ' -f1 /proc/loadavg) $(ps -eo comm= | grep -cE "$BUSY_RE" || true) $others"
     sleep 5
   done ) >"$OUT/busy.txt" 2>/dev/null &
