@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
-use crate::a2a::{jsonrpc, methods, params, Family, Method};
+use crate::a2a::{jsonrpc, methods, one_pass, Family, Method};
 use crate::access::{Logged, Record};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
@@ -74,7 +74,7 @@ async fn handle_call(
         Err(e) => return e.into_response(None),
     };
     record.request_bytes = bytes.len();
-    let envelope = match jsonrpc::parse(&bytes) {
+    let envelope = match one_pass::parse(&bytes) {
         Ok(env) => env,
         Err(e) => {
             return GatewayError::Rpc {
@@ -93,7 +93,7 @@ async fn handle_call(
     record.method = method.name;
     record.version = method.version.label();
     record.family = method.family.label();
-    let params = match params::validate(method, envelope.params) {
+    let params = match envelope.params.validate(method) {
         Ok(p) => p,
         Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
     };

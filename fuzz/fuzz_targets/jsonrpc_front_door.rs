@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use a2a_gateway::a2a::{jsonrpc, methods, params};
+use a2a_gateway::a2a::{jsonrpc, methods, one_pass, params};
 use a2a_gateway::card::aggregate::upstream_skills;
 use a2a_gateway::card::skills::PublishedSkill;
 use a2a_gateway::config::{MatchSettings, SkillPolicy};
@@ -26,7 +26,34 @@ const MAX_ECHOED_METHOD: usize = 64;
 
 fuzz_target!(|data: &[u8]| front_door(data));
 
+/// What a reading of the body decides: the id's text, the method, and the
+/// params checks' outcome; or the envelope error's code, message and id.
+type Reading = Result<(Option<String>, String, Option<Result<Option<Value>, String>>), (i32, String, Option<String>)>;
+
+/// The proxy reads well-formed requests in one pass (`a2a::one_pass`), and
+/// everything else through the two passes below: both must decide every body
+/// the same way.
+fn one_pass_agrees(data: &[u8]) {
+    let text = |id: Option<&RawValue>| id.map(|i| i.get().to_string());
+    let two: Reading = match jsonrpc::parse(data) {
+        Ok(e) => {
+            let checked = methods::lookup(&e.method).map(|m| params::validate(m, e.params));
+            Ok((text(e.id), e.method.into_owned(), checked))
+        }
+        Err(e) => Err((e.code, e.message, text(e.id))),
+    };
+    let one: Reading = match one_pass::parse(data) {
+        Ok(r) => {
+            let checked = methods::lookup(&r.method).map(|m| r.params.validate(m));
+            Ok((text(r.id), r.method.into_owned(), checked))
+        }
+        Err(e) => Err((e.code, e.message, text(e.id))),
+    };
+    assert_eq!(one, two, "one pass and two passes disagree");
+}
+
 fn front_door(data: &[u8]) {
+    one_pass_agrees(data);
     let envelope = match jsonrpc::parse(data) {
         Ok(envelope) => envelope,
         Err(e) => {

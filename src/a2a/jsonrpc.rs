@@ -51,7 +51,7 @@ struct RawEnvelope<'a> {
 
 /// `Option<&RawValue>` would turn an explicit `null` into `None`; a present
 /// member must stay present (`"id": null` is not a notification).
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
 }
 
@@ -96,7 +96,7 @@ pub fn parse(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
     Ok(Envelope { id, method, params })
 }
 
-fn check_id(id: Option<&RawValue>) -> Result<Option<&RawValue>, EnvelopeError<'_>> {
+pub(crate) fn check_id(id: Option<&RawValue>) -> Result<Option<&RawValue>, EnvelopeError<'_>> {
     match id.map(|v| v.get().as_bytes()[0]) {
         None | Some(b'"' | b'-' | b'0'..=b'9' | b'n') => Ok(id),
         Some(_) => Err(invalid(None, "'id' must be a string, a number or null")),

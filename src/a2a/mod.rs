@@ -3,6 +3,7 @@
 
 pub mod jsonrpc;
 pub mod methods;
+pub mod one_pass;
 pub mod params;
 
 pub use methods::{Family, Method, Version};

@@ -18,6 +18,12 @@ pub fn validate(method: &Method, params: Option<&RawValue>) -> Result<Option<Val
         None => None,
         Some(raw) => Some(shallow(raw, INSPECTED_LEVELS).map_err(|e| format!("params: {e}"))?),
     };
+    check_read(method, parsed)
+}
+
+/// The checks of [`validate`] on params already read (by
+/// [`read_member`], in the same pass as the envelope).
+pub fn check_read(method: &Method, parsed: Option<Value>) -> Result<Option<Value>, String> {
     let obj = match &parsed {
         Some(Value::Object(o)) => Some(o),
         Some(_) => return Err("params must be an object (A2A uses named parameters)".into()),
@@ -85,6 +91,12 @@ fn shallow(raw: &RawValue, levels: usize) -> Result<Value, serde_json::Error> {
     let value = Shallow(levels).deserialize(&mut de)?;
     de.end()?;
     Ok(value)
+}
+
+/// Reads a request's `params` member as [`validate`] would, as part of
+/// reading the whole request (`serde(deserialize_with)`).
+pub(crate) fn read_member<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Shallow(INSPECTED_LEVELS).deserialize(d).map(Some)
 }
 
 /// A value read `0`-many levels deep (see [`shallow`]). Object members in
