@@ -9,9 +9,24 @@
 
 use bytes::{Bytes, BytesMut};
 
+/// A burst is handed on once it holds this much...
+const MAX_BATCH_BYTES: usize = 64 * 1024;
+/// ...or after this many turns given to the upstream connection, so a
+/// steady fast stream still goes out promptly...
+const MAX_TURNS: u8 = 32;
+/// ...or when this many turns in a row brought nothing (the scheduler does
+/// not always run the connection task first, so one empty turn is not yet
+/// the end of a burst).
+const MAX_EMPTY_TURNS: u8 = 2;
+
 #[derive(Debug, Default)]
 pub struct Batch {
     held: Held,
+    // Turns given to the upstream connection in this burst, empty turns in a
+    // row, and how much was held at the last turn.
+    turns: u8,
+    empty_turns: u8,
+    held_at_turn: usize,
 }
 
 #[derive(Debug, Default)]
@@ -39,6 +54,28 @@ impl Batch {
         };
     }
 
+    /// The batch is big enough to hand on now.
+    pub fn is_full(&self) -> bool {
+        self.len() >= MAX_BATCH_BYTES
+    }
+
+    /// Called when the upstream has nothing ready: whether to give its
+    /// connection task another turn (true: the caller wakes itself and
+    /// waits) or to hand the burst on now.
+    pub fn wants_turn(&mut self) -> bool {
+        if self.len() > self.held_at_turn {
+            self.empty_turns = 0;
+        } else {
+            self.empty_turns += 1;
+        }
+        if self.turns < MAX_TURNS && self.empty_turns < MAX_EMPTY_TURNS {
+            self.turns += 1;
+            self.held_at_turn = self.len();
+            return true;
+        }
+        false
+    }
+
     pub fn len(&self) -> usize {
         match &self.held {
             Held::Empty => 0,
@@ -51,8 +88,12 @@ impl Batch {
         self.len() == 0
     }
 
-    /// Everything held, in order, leaving the batch empty.
+    /// Everything held, in order, leaving the batch empty and its turns
+    /// counted afresh.
     pub fn take(&mut self) -> Option<Bytes> {
+        self.turns = 0;
+        self.empty_turns = 0;
+        self.held_at_turn = 0;
         match std::mem::take(&mut self.held) {
             Held::Empty => None,
             Held::One(b) => Some(b),
@@ -100,6 +141,35 @@ mod tests {
             b"data: 1\n\ndata: 2\n\ndata: 3\n\n"
         );
         assert_eq!(batch.len(), 0);
+    }
+
+    #[test]
+    fn turns_continue_while_they_bring_events() {
+        let mut batch = Batch::default();
+        batch.push(Bytes::from("data: 1\n\n"));
+        assert!(batch.wants_turn(), "first turn after an event");
+        batch.push(Bytes::from("data: 2\n\n"));
+        assert!(batch.wants_turn(), "the turn brought an event");
+        assert!(batch.wants_turn(), "one empty turn is not the end");
+        assert!(!batch.wants_turn(), "two empty turns end the burst");
+        batch.take();
+        batch.push(Bytes::from("data: 3\n\n"));
+        assert!(batch.wants_turn(), "counting starts afresh after take");
+    }
+
+    #[test]
+    fn turns_are_bounded_even_when_events_keep_coming() {
+        let mut batch = Batch::default();
+        let mut turns = 0;
+        loop {
+            batch.push(Bytes::from("data: x\n\n"));
+            if !batch.wants_turn() {
+                break;
+            }
+            turns += 1;
+            assert!(turns <= MAX_TURNS as usize, "unbounded turns");
+        }
+        assert_eq!(turns, MAX_TURNS as usize);
     }
 
     #[test]

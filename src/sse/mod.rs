@@ -27,16 +27,6 @@ use crate::body::BoxError;
 use crate::error::codes;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-/// A burst is handed on once it holds this much...
-const MAX_BATCH_BYTES: usize = 64 * 1024;
-/// ...or after this many turns given to the upstream connection, so a
-/// steady fast stream still goes out promptly...
-const MAX_TURNS: u8 = 32;
-/// ...or when this many turns in a row brought nothing (the scheduler does
-/// not always run the connection task first, so one empty turn is not yet
-/// the end of a burst).
-const MAX_EMPTY_TURNS: u8 = 2;
-
 /// Called with each chunk of whole events as it is forwarded.
 pub type OnEvents = Box<dyn FnMut(&[u8]) + Send>;
 
@@ -62,11 +52,6 @@ pin_project! {
         pending: BytesMut,
         scanner: EventScanner,
         batch: Batch,
-        // Turns given to the upstream connection in this burst, and how much
-        // the batch held at the last one (a turn that brings nothing ends it).
-        turns: u8,
-        empty_turns: u8,
-        held_at_turn: usize,
         settings: RelaySettings,
         closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
         done: bool,
@@ -81,9 +66,6 @@ impl<B> SseRelay<B> {
             pending: BytesMut::new(),
             scanner: EventScanner::default(),
             batch: Batch::default(),
-            turns: 0,
-            empty_turns: 0,
-            held_at_turn: 0,
             closing: settings
                 .closing
                 .clone()
@@ -123,13 +105,8 @@ where
                             observe(&events);
                         }
                         this.batch.push(events);
-                        if this.batch.len() >= MAX_BATCH_BYTES {
-                            return Poll::Ready(take_batch(
-                                this.batch,
-                                this.turns,
-                                this.empty_turns,
-                                this.held_at_turn,
-                            ));
+                        if this.batch.is_full() {
+                            return Poll::Ready(this.batch.take().map(|b| Ok(Frame::data(b))));
                         }
                         continue;
                     }
@@ -169,23 +146,11 @@ where
                     // and has just been asked for the next: give it turns
                     // (wake ourselves, so we run again after it) while they
                     // keep bringing events. Then write the burst at once.
-                    if this.batch.len() > *this.held_at_turn {
-                        *this.empty_turns = 0;
-                    } else {
-                        *this.empty_turns += 1;
-                    }
-                    if *this.turns < MAX_TURNS && *this.empty_turns < MAX_EMPTY_TURNS {
-                        *this.turns += 1;
-                        *this.held_at_turn = this.batch.len();
+                    if this.batch.wants_turn() {
                         cx.waker().wake_by_ref();
                         return Poll::Pending;
                     }
-                    return Poll::Ready(take_batch(
-                        this.batch,
-                        this.turns,
-                        this.empty_turns,
-                        this.held_at_turn,
-                    ));
+                    return Poll::Ready(this.batch.take().map(|b| Ok(Frame::data(b))));
                 }
                 Poll::Pending => {
                     if let Some(closing) = this.closing.as_mut() {
@@ -221,19 +186,6 @@ where
     fn size_hint(&self) -> SizeHint {
         SizeHint::default()
     }
-}
-
-/// Hands on the held burst and starts counting turns afresh.
-fn take_batch(
-    batch: &mut Batch,
-    turns: &mut u8,
-    empty_turns: &mut u8,
-    held_at_turn: &mut usize,
-) -> Option<Result<Frame<Bytes>, BoxError>> {
-    *turns = 0;
-    *empty_turns = 0;
-    *held_at_turn = 0;
-    batch.take().map(|b| Ok(Frame::data(b)))
 }
 
 /// Appends `data` and returns the complete events it finishes, if any. The
