@@ -198,6 +198,9 @@ pub struct UpstreamSection {
     pub response_header_timeout: String,
     #[serde(default)]
     pub http2: bool,
+    /// Idle HTTP/1.1 connections kept open per replica for reuse.
+    #[serde(default = "default_max_idle_connections")]
+    pub max_idle_connections: u32,
     #[serde(default)]
     pub headers: BTreeMap<String, HeaderSource>,
     #[serde(default)]
@@ -268,6 +271,10 @@ impl Default for ConcurrencySection {
             max_streams_per_caller: 100,
         }
     }
+}
+
+fn default_max_idle_connections() -> u32 {
+    128
 }
 
 fn default_connect_timeout() -> String {

@@ -631,6 +631,7 @@ impl Checker {
             connect_timeout: connect_timeout?,
             response_header_timeout: response_header_timeout?,
             http2: u.http2,
+            max_idle_connections: u.max_idle_connections as usize,
             headers,
             card_url: card_url.map_or(Some(None), |c| c.map(Some))?,
             skills,
@@ -835,6 +836,7 @@ mod tests {
         assert_eq!(c.server.listen, "127.0.0.1:8080".parse().unwrap());
         assert_eq!(c.limits.max_body_bytes, 10 * 1024 * 1024);
         assert_eq!(c.upstreams[0].connect_timeout, Duration::from_secs(5));
+        assert_eq!(c.upstreams[0].max_idle_connections, 128);
         assert!(c.server.public_url.is_none());
     }
 

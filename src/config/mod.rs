@@ -196,6 +196,9 @@ pub struct Upstream {
     pub response_header_timeout: Duration,
     /// Speak HTTP/2 with prior knowledge (h2c) to this upstream.
     pub http2: bool,
+    /// Idle HTTP/1.1 connections kept per replica; more are closed as their
+    /// answers end (0: a connection per call).
+    pub max_idle_connections: usize,
     /// Extra request headers, values resolved (env/file) at load time and
     /// marked sensitive so they never show in logs.
     pub headers: Vec<(HeaderName, HeaderValue)>,

@@ -114,6 +114,9 @@ impl Upstream {
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(POOL_IDLE)
+            // A burst opens a connection per call in flight; past this many
+            // idle per replica, each is closed as its answer ends.
+            .pool_max_idle_per_host(cfg.max_idle_connections)
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
             .http2_only(cfg.http2)

@@ -1,0 +1,374 @@
+//! The gateway's HTTP/1.1 connections to an agent: reused while they work,
+//! replaced when the agent closes them, bounded when idle, and closed soon
+//! after the agent closes an idle one (no socket left in CLOSE_WAIT).
+//!
+//! The agent here is raw TCP, so each test controls exactly what happens to
+//! a connection after an answer.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::client;
+use support::gateway::TestGateway;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+/// What the agent does with a connection once it has answered.
+#[derive(Clone, Copy)]
+enum After {
+    /// Waits for the next request as long as the gateway likes.
+    KeepOpen,
+    /// Closes it if no request comes within this many ms.
+    CloseWhenIdleFor(u64),
+    /// Answers with `connection: close`, then closes.
+    ConnectionClose,
+    /// After this many ms idle, shuts down its sending side and records how
+    /// long the gateway takes to close the connection too.
+    HalfCloseIn(u64),
+}
+
+struct AgentState {
+    after: After,
+    /// Each call is answered after this long.
+    delay: Duration,
+    accepted: AtomicUsize,
+    open: AtomicUsize,
+    calls: AtomicUsize,
+    /// For `HalfCloseIn`: how long each connection stayed open on the
+    /// gateway's side after the agent's FIN.
+    closed_after: Mutex<Vec<Duration>>,
+}
+
+struct RawAgent {
+    addr: SocketAddr,
+    state: Arc<AgentState>,
+    task: JoinHandle<()>,
+}
+
+impl RawAgent {
+    async fn start(after: After, delay: Duration) -> RawAgent {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        let state = Arc::new(AgentState {
+            after,
+            delay,
+            accepted: AtomicUsize::new(0),
+            open: AtomicUsize::new(0),
+            calls: AtomicUsize::new(0),
+            closed_after: Mutex::new(Vec::new()),
+        });
+        let shared = state.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                shared.accepted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(serve(stream, shared.clone()));
+            }
+        });
+        RawAgent { addr, state, task }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn accepted(&self) -> usize {
+        self.state.accepted.load(Ordering::SeqCst)
+    }
+
+    fn open(&self) -> usize {
+        self.state.open.load(Ordering::SeqCst)
+    }
+
+    fn calls(&self) -> usize {
+        self.state.calls.load(Ordering::SeqCst)
+    }
+
+    fn closed_after(&self) -> Vec<Duration> {
+        self.state
+            .closed_after
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl Drop for RawAgent {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Counts a connection as open while it lives.
+struct Open(Arc<AgentState>);
+
+impl Open {
+    fn new(state: Arc<AgentState>) -> Self {
+        state.open.fetch_add(1, Ordering::SeqCst);
+        Self(state)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn serve(mut stream: TcpStream, state: Arc<AgentState>) {
+    let _open = Open::new(state.clone());
+    let mut buf = Vec::new();
+    let mut first = true;
+    loop {
+        let next = read_request(&mut stream, &mut buf);
+        let request = match (state.after, first) {
+            (After::CloseWhenIdleFor(ms), false) => {
+                match tokio::time::timeout(Duration::from_millis(ms), next).await {
+                    Ok(request) => request,
+                    Err(_) => return,
+                }
+            }
+            _ => next.await,
+        };
+        let Some((head, body)) = request else { return };
+        first = false;
+        let answer = if head.starts_with("POST") {
+            state.calls.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(state.delay).await;
+            let id = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("id").cloned())
+                .unwrap_or(Value::Null);
+            json!({"jsonrpc": "2.0", "id": id, "result": {"id": "t-1", "kind": "task"}})
+        } else {
+            card()
+        };
+        let close = matches!(state.after, After::ConnectionClose);
+        let answer = answer.to_string();
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}\r\n",
+            answer.len(),
+            if close { "connection: close\r\n" } else { "" }
+        );
+        let written = stream.write_all(head.as_bytes()).await.is_ok()
+            && stream.write_all(answer.as_bytes()).await.is_ok();
+        if !written || close {
+            return;
+        }
+        if let After::HalfCloseIn(ms) = state.after {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            let _ = stream.shutdown().await;
+            let fin = Instant::now();
+            let mut rest = [0u8; 1024];
+            let eof = async { while let Ok(1..) = stream.read(&mut rest).await {} };
+            if tokio::time::timeout(Duration::from_secs(10), eof)
+                .await
+                .is_ok()
+            {
+                state
+                    .closed_after
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(fin.elapsed());
+            }
+            return;
+        }
+    }
+}
+
+/// One request: the head (as text) and its `content-length` body. `None`
+/// when the peer closed first.
+async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end + 4;
+        }
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let length: usize = head
+        .to_ascii_lowercase()
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + length {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let body = buf[head_end..head_end + length].to_vec();
+    buf.drain(..head_end + length);
+    Some((head, body))
+}
+
+fn card() -> Value {
+    json!({
+        "name": "Raw Agent", "description": "Keeps or closes connections", "version": "1.0.0",
+        "protocolVersion": "0.3.0", "url": "http://127.0.0.1/", "preferredTransport": "JSONRPC",
+        "capabilities": {"streaming": false},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "raw", "name": "Raw", "description": "Answers", "tags": ["raw"]}]
+    })
+}
+
+/// A gateway with `agent` as its one upstream, `settings` added to it.
+async fn gateway(agent: &RawAgent, settings: &str) -> TestGateway {
+    let text = format!(
+        "[server]\nshutdown_grace = \"2s\"\n[card_refresh]\ntimeout = \"1s\"\n\
+         [[upstreams]]\nname = \"raw\"\nurl = \"{}\"\n{settings}\n",
+        agent.url()
+    );
+    TestGateway::from_toml(&text).await
+}
+
+/// A `tasks/get` through the gateway, checked to come back whole.
+async fn call(gw: &TestGateway, id: &str) {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"id": "t-1"}});
+    let reply = client::post_json(&gw.url(), body.to_string(), &[]).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["id"], id, "{}", reply.text());
+    assert_eq!(reply.json()["result"]["id"], "t-1", "{}", reply.text());
+}
+
+async fn wait_until(limit: Duration, done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+#[tokio::test]
+async fn sequential_calls_share_one_connection() {
+    let agent = RawAgent::start(After::KeepOpen, Duration::ZERO).await;
+    let gw = gateway(&agent, "").await;
+    call(&gw, "warm").await;
+    let before = agent.accepted();
+    for i in 0..20 {
+        call(&gw, &format!("c-{i}")).await;
+    }
+    assert_eq!(agent.calls(), 21);
+    assert_eq!(
+        agent.accepted(),
+        before,
+        "calls one after another reuse the pooled connection"
+    );
+}
+
+#[tokio::test]
+async fn connections_the_agent_closed_while_idle_are_replaced() {
+    let agent = RawAgent::start(After::CloseWhenIdleFor(50), Duration::ZERO).await;
+    let gw = gateway(&agent, "").await;
+    for i in 0..4 {
+        call(&gw, &format!("c-{i}")).await;
+        // Longer than the agent keeps an idle connection.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(agent.calls(), 4, "each call reached the agent once");
+    assert!(
+        agent.accepted() >= 4,
+        "a closed connection is not reused: {} connections for 4 calls",
+        agent.accepted()
+    );
+}
+
+#[tokio::test]
+async fn answers_with_connection_close_are_not_reused() {
+    let agent = RawAgent::start(After::ConnectionClose, Duration::ZERO).await;
+    let gw = gateway(&agent, "").await;
+    let before = agent.accepted();
+    for i in 0..5 {
+        call(&gw, &format!("c-{i}")).await;
+    }
+    assert_eq!(agent.calls(), 5);
+    assert_eq!(agent.accepted() - before, 5, "one connection per call");
+    assert!(wait_until(Duration::from_secs(2), || agent.open() == 0).await);
+}
+
+#[tokio::test]
+async fn a_burst_leaves_at_most_max_idle_connections_open() {
+    let agent = RawAgent::start(After::KeepOpen, Duration::from_millis(300)).await;
+    let gw = gateway(&agent, "max_idle_connections = 3").await;
+    let burst: Vec<_> = (0..10)
+        .map(|i| {
+            let url = gw.url();
+            tokio::spawn(async move {
+                let id = format!("b-{i}");
+                let body = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"id": "t-1"}});
+                client::post_json(&url, body.to_string(), &[]).await
+            })
+        })
+        .collect();
+    for (i, call) in burst.into_iter().enumerate() {
+        let reply = call.await.expect("burst call");
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert_eq!(reply.json()["id"], format!("b-{i}"));
+    }
+    assert!(
+        agent.accepted() >= 10,
+        "the burst ran in parallel: {} connections",
+        agent.accepted()
+    );
+    assert!(
+        wait_until(Duration::from_secs(2), || agent.open() == 3).await,
+        "{} connections still open after the burst; 3 are kept",
+        agent.open()
+    );
+    // The three kept are the ones reused.
+    let before = agent.accepted();
+    call(&gw, "after").await;
+    assert_eq!(agent.accepted(), before);
+    assert_eq!(agent.open(), 3);
+}
+
+#[tokio::test]
+async fn max_idle_connections_zero_opens_a_connection_per_call() {
+    let agent = RawAgent::start(After::KeepOpen, Duration::ZERO).await;
+    let gw = gateway(&agent, "max_idle_connections = 0").await;
+    let before = agent.accepted();
+    for i in 0..3 {
+        call(&gw, &format!("c-{i}")).await;
+    }
+    assert_eq!(agent.accepted() - before, 3);
+    assert!(wait_until(Duration::from_secs(2), || agent.open() == 0).await);
+}
+
+#[tokio::test]
+async fn an_idle_connection_the_agent_closes_is_closed_by_the_gateway_within_seconds() {
+    // The FIN arrives while the connection sits idle in the pool, where no
+    // call is reading it: only the pool's reaper can notice it.
+    let agent = RawAgent::start(After::HalfCloseIn(200), Duration::ZERO).await;
+    let gw = gateway(&agent, "").await;
+    // Past the half-close of the card fetch's connection: a call sent on a
+    // connection as the agent closes it may have been delivered, and is
+    // answered 502 rather than sent twice.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    call(&gw, "c-1").await;
+    let accepted = agent.accepted();
+    assert!(
+        wait_until(Duration::from_secs(4), || agent.closed_after().len()
+            == accepted)
+        .await,
+        "{} of {accepted} connections were closed by the gateway after the agent's FIN",
+        agent.closed_after().len()
+    );
+    for waited in agent.closed_after() {
+        assert!(waited < Duration::from_secs(3), "closed after {waited:?}");
+    }
+    // And the next call gets a fresh connection that works.
+    call(&gw, "c-2").await;
+}
