@@ -449,6 +449,9 @@ impl RateLimits {
     /// Takes one unit from every limit that applies; refuses with the first
     /// exhausted one (and then takes nothing).
     pub fn check(&self, caller: &str, upstream: &str, skill: Option<&str>) -> Result<(), Refusal> {
+        if self.none_configured() {
+            return Ok(());
+        }
         let per_caller = self.per_caller.as_ref();
         // A caller not tracked yet has a full burst and cannot refuse: the
         // dry run leaves it out, and it is remembered once let through.
@@ -464,6 +467,14 @@ impl RateLimits {
             (_, known) => known,
         };
         take(&self.applicable(upstream, skill, per_caller.zip(limiter.as_deref())))
+    }
+
+    /// No `[rate_limits]` at all: every call passes without a look.
+    fn none_configured(&self) -> bool {
+        self.global.is_none()
+            && self.per_caller.is_none()
+            && self.upstreams.is_empty()
+            && self.skills.is_empty()
     }
 
     /// The limits that apply to a call, in checking order: global,

@@ -25,12 +25,11 @@ pub enum Addressing {
 
 /// The request for one replica: the same head and body, addressed to it.
 pub fn readdress(
-    parts: &Parts,
+    mut parts: Parts,
     body: &Bytes,
     how: &Addressing,
     replica: &Uri,
 ) -> Request<Full<Bytes>> {
-    let mut parts = parts.clone();
     parts.uri = match how {
         Addressing::Endpoint(query) => endpoint_target(replica, query.as_deref()),
         Addressing::Origin => {
@@ -80,10 +79,10 @@ mod tests {
         let how = Addressing::Endpoint(Some("key=1".into()));
         let body = Bytes::from_static(b"{}");
         let replica: Uri = "http://10.0.0.2:9002/rpc?v=2".parse().unwrap();
-        let request = readdress(&head, &body, &how, &replica);
+        let request = readdress(head.clone(), &body, &how, &replica);
         assert_eq!(request.uri(), "http://10.0.0.2:9002/rpc?v=2&key=1");
         let bare: Uri = "http://10.0.0.3:9003".parse().unwrap();
-        let request = readdress(&head, &body, &Addressing::Endpoint(None), &bare);
+        let request = readdress(head.clone(), &body, &Addressing::Endpoint(None), &bare);
         assert_eq!(request.uri(), "http://10.0.0.3:9003/");
     }
 
@@ -91,7 +90,7 @@ mod tests {
     fn an_origin_request_keeps_its_path_on_the_replica() {
         let head = parts("http://10.0.0.1:9001/.well-known/agent-card.json?x=1");
         let replica: Uri = "http://10.0.0.2:9002/rpc".parse().unwrap();
-        let request = readdress(&head, &Bytes::new(), &Addressing::Origin, &replica);
+        let request = readdress(head.clone(), &Bytes::new(), &Addressing::Origin, &replica);
         assert_eq!(
             request.uri(),
             "http://10.0.0.2:9002/.well-known/agent-card.json?x=1"

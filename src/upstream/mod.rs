@@ -248,9 +248,16 @@ impl Upstream {
         };
         let mut tried = vec![false; self.replicas.len()];
         let mut last = None;
+        let mut parts = Some(parts);
         while let Some(attempt) = self.replicas.acquire(&tried, Instant::now()) {
             tried[attempt.index()] = true;
-            let request = readdress(&parts, &body, &how, attempt.endpoint());
+            // The last replica left to try gets the head itself, not a copy.
+            let head = match tried.iter().all(|&t| t) {
+                true => parts.take(),
+                false => parts.clone(),
+            };
+            let Some(head) = head else { break };
+            let request = readdress(head, &body, &how, attempt.endpoint());
             match self.try_replica(attempt, request, deadline).await {
                 Ok(response) => return Ok(response),
                 Err(f) if f.maybe_delivered => return Err(f.error),

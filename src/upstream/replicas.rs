@@ -84,6 +84,13 @@ impl Replicas {
     /// Admits the call on the best replica not in `tried`; `None` when
     /// every such replica is ejected.
     pub fn acquire(&self, tried: &[bool], now: Instant) -> Option<Attempt<'_>> {
+        // The common single-replica upstream: nothing to choose between.
+        if self.list.len() == 1 {
+            return match tried.first() {
+                Some(true) => None,
+                _ => self.admit(0, now),
+            };
+        }
         let mut skip: Vec<bool> = (0..self.list.len())
             .map(|i| tried.get(i).copied().unwrap_or(false))
             .collect();
