@@ -261,12 +261,7 @@ impl Metrics {
     /// Counts the task states in an answer, and a task's duration once it
     /// reaches a terminal state (when its start was seen here too).
     pub fn task_states_seen(&self, seen: &crate::routing::learn::Seen, skill: &str) {
-        for (task, state) in &seen.states {
-            let known = TASK_STATES
-                .iter()
-                .find(|s| **s == state.as_str())
-                .copied()
-                .unwrap_or("unknown");
+        for &(ref task, known) in &seen.states {
             self.task_states.with_label_values(&[skill, known]).inc();
             if TERMINAL.contains(&known) {
                 if let Some(first) = self.first_seen.remove(task) {
@@ -298,18 +293,6 @@ impl Default for Metrics {
         Self::new()
     }
 }
-
-const TASK_STATES: [&str; 9] = [
-    "submitted",
-    "working",
-    "input-required",
-    "auth-required",
-    "completed",
-    "failed",
-    "canceled",
-    "rejected",
-    "unknown",
-];
 
 const TERMINAL: [&str; 4] = ["completed", "failed", "canceled", "rejected"];
 

@@ -7,13 +7,50 @@ use super::sketch::Sketch;
 /// → state (a 1.0 `ListTasks` answer). Anything deeper is skipped unread.
 const LEVELS: usize = 6;
 
+/// The members this module reads, at any level; all others (message
+/// parts, artifacts, history, metadata) are skipped unread.
+fn read_member(name: &str) -> bool {
+    matches!(
+        name,
+        "result"
+            | "error"
+            | "kind"
+            | "task"
+            | "tasks"
+            | "message"
+            | "statusUpdate"
+            | "artifactUpdate"
+            | "artifact"
+            | "status"
+            | "state"
+            | "id"
+            | "taskId"
+            | "contextId"
+            | "sessionId"
+    )
+}
+
+/// Task states in the 0.x spelling: the labels of `task_states_total`.
+pub const TASK_STATES: [&str; 9] = [
+    "submitted",
+    "working",
+    "input-required",
+    "auth-required",
+    "completed",
+    "failed",
+    "canceled",
+    "rejected",
+    "unknown",
+];
+
 /// Ids seen in one answer.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Seen {
     pub tasks: Vec<String>,
     pub contexts: Vec<String>,
-    /// (task id, state) in the 0.x spelling ("working", "input-required").
-    pub states: Vec<(String, String)>,
+    /// (task id, state) with the state as one of [`TASK_STATES`] (0.x
+    /// spelling: "working", "input-required"; anything else "unknown").
+    pub states: Vec<(String, &'static str)>,
     /// The kind of each event or result: status, artifact, task, message,
     /// error, other.
     pub kinds: Vec<&'static str>,
@@ -30,7 +67,7 @@ pub fn from_response(body: &[u8]) -> Seen {
     let mut seen = Seen::default();
     let parsed = std::str::from_utf8(body)
         .ok()
-        .and_then(|text| Sketch::parse(text, LEVELS));
+        .and_then(|text| Sketch::parse_keeping(text, LEVELS, read_member));
     if let Some(v) = parsed {
         absorb(&v, &mut seen);
     }
@@ -67,40 +104,75 @@ fn kind_of(result: &Sketch<'_>) -> &'static str {
     }
 }
 
-/// A state name in the 0.x spelling: `TASK_STATE_INPUT_REQUIRED` →
-/// `input-required`.
-pub fn normalize_state(state: &str) -> String {
+/// A state's label: its 0.x spelling (`TASK_STATE_INPUT_REQUIRED` →
+/// `input-required`) when it is a known state, else `unknown`.
+pub fn state_label(state: &str) -> &'static str {
     let s = state.strip_prefix("TASK_STATE_").unwrap_or(state);
-    s.to_ascii_lowercase().replace('_', "-")
+    let same = |known: &str| {
+        known.len() == s.len()
+            && known.bytes().zip(s.bytes()).all(|(k, c)| {
+                let c = if c == b'_' {
+                    b'-'
+                } else {
+                    c.to_ascii_lowercase()
+                };
+                k == c
+            })
+    };
+    TASK_STATES
+        .iter()
+        .copied()
+        .find(|known| same(known))
+        .unwrap_or("unknown")
 }
 
 /// Ids in a chunk of whole SSE events (each `data:` is a JSON-RPC response).
 pub fn from_events(chunk: &[u8]) -> Seen {
     let mut seen = Seen::default();
     let text = String::from_utf8_lossy(chunk);
-    let mut data = String::new();
+    let mut data = EventData::default();
     for line in text.split(['\n', '\r']) {
         if line.is_empty() {
-            absorb_event(&mut data, &mut seen);
+            data.absorb(&mut seen);
         } else if let Some(rest) = line.strip_prefix("data:") {
-            if !data.is_empty() {
-                data.push('\n');
-            }
-            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+            data.push(rest.strip_prefix(' ').unwrap_or(rest));
         }
     }
-    absorb_event(&mut data, &mut seen);
+    data.absorb(&mut seen);
     seen
 }
 
-fn absorb_event(data: &mut String, seen: &mut Seen) {
-    if data.is_empty() {
-        return;
+/// One event's data: its one `data:` line borrowed (the usual case), or
+/// several joined with newlines.
+#[derive(Default)]
+struct EventData<'a> {
+    first: Option<&'a str>,
+    joined: Option<String>,
+}
+
+impl<'a> EventData<'a> {
+    fn push(&mut self, line: &'a str) {
+        match (&mut self.joined, self.first) {
+            (Some(joined), _) => {
+                joined.push('\n');
+                joined.push_str(line);
+            }
+            (None, Some(first)) => self.joined = Some(format!("{first}\n{line}")),
+            (None, None) => self.first = Some(line),
+        }
     }
-    if let Some(v) = Sketch::parse(data, LEVELS) {
-        absorb(&v, seen);
+
+    /// Reads the event (if it had data) and starts the next.
+    fn absorb(&mut self, seen: &mut Seen) {
+        let joined = self.joined.take();
+        let Some(text) = joined.as_deref().or(self.first.take()) else {
+            return;
+        };
+        self.first = None;
+        if let Some(v) = Sketch::parse_keeping(text, LEVELS, read_member) {
+            absorb(&v, seen);
+        }
     }
-    data.clear();
 }
 
 /// 1.0 wraps results (`{"task": …}`, `{"statusUpdate": …}`); 0.x results
@@ -136,7 +208,7 @@ fn from_object(obj: &Sketch<'_>, is_task: bool, seen: &mut Seen) {
         .and_then(|s| s.get("state"))
         .and_then(Sketch::as_str);
     if let (Some(task), Some(state)) = (task, state) {
-        seen.states.push((task.to_string(), normalize_state(state)));
+        seen.states.push((task.to_string(), state_label(state)));
     }
     if is_task {
         if let Some(id) = text("id") {
@@ -177,11 +249,7 @@ mod tests {
             seen.kinds,
             ["status", "status", "artifact", "error", "status"]
         );
-        let states: Vec<(&str, &str)> = seen
-            .states
-            .iter()
-            .map(|(t, s)| (t.as_str(), s.as_str()))
-            .collect();
+        let states: Vec<(&str, &str)> = seen.states.iter().map(|(t, s)| (t.as_str(), *s)).collect();
         assert_eq!(
             states,
             [
@@ -194,7 +262,56 @@ mod tests {
             br#"{"result":{"task":{"id":"t4","status":{"state":"TASK_STATE_COMPLETED"}}}}"#,
         );
         assert_eq!(unary.kinds, ["task"]);
-        assert_eq!(unary.states, [("t4".to_string(), "completed".to_string())]);
+        assert_eq!(unary.states, [("t4".to_string(), "completed")]);
+    }
+
+    #[test]
+    fn an_event_over_several_data_lines_is_read_whole() {
+        let chunk = concat!(
+            "event: message\n",
+            "data: {\"result\":\n",
+            "data: {\"kind\":\"task\",\"id\":\"t9\",\"status\":{\"state\":\"working\"}}}\n",
+            "\n",
+            "data: {\"result\":{\"kind\":\"status-update\",\"taskId\":\"t9\",\"status\":{\"state\":\"completed\"}}}\n\n",
+        );
+        let seen = from_events(chunk.as_bytes());
+        assert_eq!(seen.kinds, ["task", "status"]);
+        assert_eq!(
+            seen.states,
+            [
+                ("t9".to_string(), "working"),
+                ("t9".to_string(), "completed")
+            ]
+        );
+    }
+
+    #[test]
+    fn states_are_labelled_in_the_0x_spelling_or_unknown() {
+        for (raw, label) in [
+            ("TASK_STATE_INPUT_REQUIRED", "input-required"),
+            ("TASK_STATE_COMPLETED", "completed"),
+            ("auth-required", "auth-required"),
+            ("Working", "working"),
+            ("input_required", "input-required"),
+            ("TASK_STATE_", "unknown"),
+            ("", "unknown"),
+            ("completedd", "unknown"),
+            ("paused", "unknown"),
+        ] {
+            assert_eq!(state_label(raw), label, "{raw}");
+        }
+    }
+
+    #[test]
+    fn parts_and_metadata_do_not_hide_the_ids() {
+        let answer = br#"{"result":{"kind":"task","id":"t5","contextId":"c5",
+            "status":{"state":"working","message":{"parts":[{"kind":"text","text":"{\"id\":\"x\"}"}]}},
+            "artifacts":[{"parts":[{"kind":"data","data":{"taskId":"nope"}}]}],
+            "metadata":{"contextId":"nope"}}}"#;
+        let seen = from_response(answer);
+        assert_eq!(seen.tasks, ["t5"]);
+        assert_eq!(seen.contexts, ["c5"]);
+        assert_eq!(seen.states, [("t5".to_string(), "working")]);
     }
 
     fn ids(seen: Seen) -> (Vec<String>, Vec<String>) {

@@ -2,7 +2,8 @@
 //! structure to find ids and states in an agent's answer. Strings without
 //! escapes are borrowed from the input and members are kept in a `Vec`, so
 //! reading an answer allocates little; anything deeper than the limit is
-//! skipped, not built (an artifact's parts are never needed).
+//! skipped, not built (an artifact's parts are never needed), and so is
+//! every member whose name the reader said it will not ask for.
 
 use std::borrow::Cow;
 
@@ -21,8 +22,19 @@ pub enum Sketch<'a> {
 impl<'a> Sketch<'a> {
     /// Reads `text` keeping containers `levels` deep (the root is level 1).
     pub fn parse(text: &'a str, levels: usize) -> Option<Sketch<'a>> {
+        Self::parse_keeping(text, levels, |_| true)
+    }
+
+    /// As [`Sketch::parse`], keeping only the object members whose name
+    /// `keep` accepts; the others are skipped unread (still checked to be
+    /// JSON).
+    pub fn parse_keeping(
+        text: &'a str,
+        levels: usize,
+        keep: fn(&str) -> bool,
+    ) -> Option<Sketch<'a>> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let sketch = Levels(levels).deserialize(&mut de).ok()?;
+        let sketch = Levels { left: levels, keep }.deserialize(&mut de).ok()?;
         de.end().ok()?;
         Some(sketch)
     }
@@ -52,7 +64,19 @@ impl<'a> Sketch<'a> {
 }
 
 #[derive(Clone, Copy)]
-struct Levels(usize);
+struct Levels {
+    left: usize,
+    keep: fn(&str) -> bool,
+}
+
+impl Levels {
+    fn deeper(self) -> Self {
+        Self {
+            left: self.left - 1,
+            ..self
+        }
+    }
+}
 
 impl<'de> DeserializeSeed<'de> for Levels {
     type Value = Sketch<'de>;
@@ -102,25 +126,29 @@ impl<'de> Visitor<'de> for Levels {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Sketch<'de>, A::Error> {
-        if self.0 <= 1 {
+        if self.left <= 1 {
             while seq.next_element::<IgnoredAny>()?.is_some() {}
             return Ok(Sketch::Other);
         }
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Levels(self.0 - 1))? {
+        while let Some(item) = seq.next_element_seed(self.deeper())? {
             items.push(item);
         }
         Ok(Sketch::Arr(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Sketch<'de>, A::Error> {
-        if self.0 <= 1 {
+        if self.left <= 1 {
             while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             return Ok(Sketch::Other);
         }
         let mut members = Vec::new();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            let value = map.next_value_seed(Levels(self.0 - 1))?;
+            if !(self.keep)(&key) {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let value = map.next_value_seed(self.deeper())?;
             members.push((key, value));
         }
         Ok(Sketch::Obj(members))
@@ -149,6 +177,19 @@ mod tests {
     fn escaped_strings_are_decoded_and_the_last_duplicate_wins() {
         let s = Sketch::parse(r#"{"k":"a\"b","k":"c\u00e9"}"#, 2).unwrap();
         assert_eq!(s.get("k").and_then(Sketch::as_str), Some("cé"));
+    }
+
+    #[test]
+    fn members_not_kept_are_skipped_at_every_level_but_still_checked() {
+        let keep = |k: &str| k != "parts";
+        let text = r#"{"parts":[1,2],"a":{"parts":{"x":1},"b":"y"}}"#;
+        let s = Sketch::parse_keeping(text, 4, keep).unwrap();
+        assert!(!s.has("parts"));
+        let a = s.get("a").unwrap();
+        assert!(!a.has("parts"));
+        assert_eq!(a.get("b").and_then(Sketch::as_str), Some("y"));
+        let broken = r#"{"parts":[1,,2],"a":1}"#;
+        assert_eq!(Sketch::parse_keeping(broken, 4, keep), None);
     }
 
     #[test]
