@@ -524,6 +524,52 @@ fn jwks_validator(server: &KeyServer, ttl: &str, min_refetch: &str) -> JwtValida
     ))
 }
 
+// ------------------------------------------------- verified-token cache
+
+#[tokio::test]
+async fn a_token_sent_again_is_not_verified_again() {
+    let v = attack_validator();
+    let token = rs256(&claims());
+    let first = v.validate(&token).await.expect("valid");
+    let again = v.validate(&token).await.expect("still valid");
+    assert_eq!(first, again);
+    assert_eq!(
+        v.signature_checks(),
+        1,
+        "the second call was served from the cache"
+    );
+    let other = rs256(&with(claims(), json!({ "sub": "bob" })));
+    assert_eq!(v.validate(&other).await.expect("valid").subject, "bob");
+    assert_eq!(v.signature_checks(), 2, "another token is checked");
+}
+
+#[tokio::test]
+async fn a_remembered_token_still_expires() {
+    let v = validator(&format!(
+        r#"
+        algorithms = ["RS256"]
+        issuer = "{ISS}"
+        leeway = "0s"
+        keys = [ {{ kid = "rsa", algorithm = "RS256", pem = '''{RSA1_PUBLIC}''' }} ]
+        "#
+    ));
+    let token = rs256(&with(claims(), json!({ "exp": now() + 1 })));
+    assert!(v.validate(&token).await.is_ok());
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(v.validate(&token).await, Err(JwtError::Expired));
+    assert_eq!(v.signature_checks(), 1, "refused by the cached expiry");
+}
+
+#[tokio::test]
+async fn a_failed_token_is_checked_every_time() {
+    let v = attack_validator();
+    let token = rs256(&with(claims(), json!({ "aud": "someone-else" })));
+    for _ in 0..2 {
+        assert_eq!(v.validate(&token).await, Err(JwtError::WrongAudience));
+    }
+    assert_eq!(v.signature_checks(), 2);
+}
+
 // ------------------------------------------------------------------ JWKS
 
 #[tokio::test]
@@ -604,6 +650,23 @@ async fn removed_key_is_refused_once_the_cache_expires() {
         server.hits(),
         before + 1,
         "one fetch on expiry, no extra refetch"
+    );
+}
+
+#[tokio::test]
+async fn a_refreshed_jwks_has_remembered_tokens_verified_again() {
+    let server = KeyServer::start(vec![jwk(&rsa1(), Algorithm::RS256, "a")]).await;
+    let v = jwks_validator(&server, "1s", "1h");
+    let token = sign(Algorithm::RS256, Some("a"), &rsa1(), &claims());
+    assert!(v.validate(&token).await.is_ok());
+    assert!(v.validate(&token).await.is_ok());
+    assert_eq!(v.signature_checks(), 1);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert!(v.validate(&token).await.is_ok());
+    assert_eq!(
+        v.signature_checks(),
+        2,
+        "checked against the keys published now"
     );
 }
 

@@ -66,6 +66,15 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    #[cfg(test)]
+    pub(crate) fn empty() -> Self {
+        Self {
+            keys: Vec::new(),
+            issuer: None,
+            fetched_at: Instant::now(),
+        }
+    }
+
     fn has_kid(&self, kid: &str) -> bool {
         self.keys.iter().any(|k| k.kid.as_deref() == Some(kid))
     }

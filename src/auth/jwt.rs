@@ -7,6 +7,7 @@
 //! claims. Header fields that point at keys (`jku`, `x5u`, `jwk`) are ignored.
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +17,8 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::jwks::{self, JwksConfig, JwksLocation, JwksSource};
+use super::jwks::{self, JwksConfig, JwksLocation, JwksSource, Snapshot};
+use super::verified::{self, VerifiedTokens};
 
 /// `jwt = { … }` of a bearer / oauth2 / openIdConnect scheme, as written.
 #[derive(Debug, Deserialize)]
@@ -505,6 +507,18 @@ impl JwtError {
 pub struct JwtValidator {
     settings: JwtSettings,
     remote: Option<Arc<JwksSource>>,
+    /// Tokens already verified (see [`verified`]).
+    verified: VerifiedTokens,
+    /// Signature checks made (tokens not found in `verified`).
+    checks: AtomicU64,
+}
+
+/// The keys that may verify a token, the issuer to require, and the JWKS
+/// snapshot they came from.
+struct Candidates {
+    keys: Vec<DecodingKey>,
+    issuer: Option<String>,
+    snapshot: Option<Arc<Snapshot>>,
 }
 
 /// What the header says, read before any key is chosen.
@@ -529,19 +543,35 @@ impl JwtValidator {
         Self {
             settings: settings.clone(),
             remote,
+            verified: VerifiedTokens::default(),
+            checks: AtomicU64::new(0),
         }
+    }
+
+    /// How many tokens had their signature checked: repeated calls with
+    /// the same token are served from the verified-token cache.
+    pub fn signature_checks(&self) -> u64 {
+        self.checks.load(Ordering::Relaxed)
     }
 
     /// Validates `token` (the part after "Bearer ").
     pub async fn validate(&self, token: &str) -> Result<ValidToken, JwtError> {
         let header = parse_header(token)?;
         let alg = self.allowed(&header.alg)?;
-        let (keys, issuer) = self.keys_for(alg, header.kid.as_deref()).await?;
-        if keys.is_empty() {
+        let found = self.keys_for(alg, header.kid.as_deref()).await?;
+        if found.keys.is_empty() {
             return Err(JwtError::UnknownKey);
         }
-        let claims = self.verify(token, alg, &keys, issuer.as_deref())?;
-        valid_token(claims, &self.settings.scope_claim)
+        let digest = VerifiedTokens::digest(token);
+        if let Some(hit) = self.verified.get(&digest, found.snapshot.as_ref()) {
+            hit.check_time(verified::now(), self.settings.leeway.as_secs())?;
+            return Ok(hit.token.clone());
+        }
+        self.checks.fetch_add(1, Ordering::Relaxed);
+        let claims = self.verify(token, alg, &found.keys, found.issuer.as_deref())?;
+        let valid = valid_token(claims, &self.settings.scope_claim)?;
+        self.verified.insert(digest, &valid, found.snapshot);
+        Ok(valid)
     }
 
     fn allowed(&self, alg: &str) -> Result<Algorithm, JwtError> {
@@ -554,19 +584,20 @@ impl JwtValidator {
     /// Candidate keys for `alg` and `kid`, and the issuer to require. A key
     /// matches when its algorithm is `alg` and its kid equals the token's
     /// (a missing kid on either side matches any).
-    async fn keys_for(
-        &self,
-        alg: Algorithm,
-        kid: Option<&str>,
-    ) -> Result<(Vec<DecodingKey>, Option<String>), JwtError> {
+    async fn keys_for(&self, alg: Algorithm, kid: Option<&str>) -> Result<Candidates, JwtError> {
         let fixed = &self.settings.keys;
         let mut keys: Vec<DecodingKey> = fixed
             .iter()
             .filter(|k| k.algorithm == alg && kid_matches(k.kid.as_deref(), kid))
             .map(|k| k.key.clone())
             .collect();
+        let only_static = |keys| Candidates {
+            keys,
+            issuer: self.settings.issuer.clone(),
+            snapshot: None,
+        };
         let Some(source) = &self.remote else {
-            return Ok((keys, self.settings.issuer.clone()));
+            return Ok(only_static(keys));
         };
         // A kid naming a static key needs no JWKS refetch.
         let named_statically = kid.is_some() && fixed.iter().any(|k| k.kid.as_deref() == kid);
@@ -576,7 +607,7 @@ impl JwtValidator {
             // Static keys still work while the JWKS is down, unless the
             // issuer itself comes from discovery.
             Err(_) if !keys.is_empty() && !self.issuer_from_discovery() => {
-                return Ok((keys, self.settings.issuer.clone()));
+                return Ok(only_static(keys));
             }
             Err(e) => return Err(e),
         };
@@ -588,7 +619,11 @@ impl JwtValidator {
                 .map(|k| k.key.clone()),
         );
         let issuer = self.settings.issuer.clone().or(snapshot.issuer.clone());
-        Ok((keys, issuer))
+        Ok(Candidates {
+            keys,
+            issuer,
+            snapshot: Some(snapshot),
+        })
     }
 
     fn issuer_from_discovery(&self) -> bool {

@@ -13,6 +13,7 @@ pub mod config;
 pub mod jwks;
 pub mod jwt;
 pub mod publish;
+mod verified;
 
 use std::collections::BTreeSet;
 
@@ -48,7 +49,7 @@ enum Check {
 enum Verifier {
     ApiKey,
     Basic(BasicVerifier),
-    Jwt(JwtValidator),
+    Jwt(Box<JwtValidator>),
     Mtls,
 }
 
@@ -68,7 +69,9 @@ impl Authenticator {
                 SchemeKind::Basic { users } => Verifier::Basic(BasicVerifier::new(users)),
                 SchemeKind::Bearer { jwt, .. }
                 | SchemeKind::OAuth2 { jwt, .. }
-                | SchemeKind::OpenIdConnect { jwt, .. } => Verifier::Jwt(JwtValidator::new(jwt)),
+                | SchemeKind::OpenIdConnect { jwt, .. } => {
+                    Verifier::Jwt(Box::new(JwtValidator::new(jwt)))
+                }
                 SchemeKind::MutualTls => Verifier::Mtls,
             })
             .collect();
