@@ -20,6 +20,9 @@
 //!       Opens N streams (HTTP/1.1: a connection each; h2: 100 per connection),
 //!       waits for the first event on every one, prints its JSON line, holds them
 //!       all open for S seconds (default 5) and exits.
+//!
+//! `rate` and `sse` also take an `https://` URL with `--cacert FILE` (the PEM
+//! certificate to trust): TLS with ALPN `h2` (with --h2) or `http/1.1`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -45,6 +48,8 @@ struct Opts {
     events: usize,
     hold: f64,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// For an `https://` URL: the connector trusting `--cacert`.
+    tls: Option<tokio_rustls::TlsConnector>,
 }
 
 fn parse(args: &[String]) -> Result<Opts, String> {
@@ -60,7 +65,9 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         events: 10,
         hold: 5.0,
         headers: Vec::new(),
+        tls: None,
     };
+    let mut cacert = None;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--h2" {
@@ -86,6 +93,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "--streams" => o.streams = num(value)? as usize,
             "--events" => o.events = num(value)? as usize,
             "--hold" => o.hold = num(value)?,
+            "--cacert" => cacert = Some(value.clone()),
             "-H" => {
                 let (k, v) = value
                     .split_once(':')
@@ -100,7 +108,38 @@ fn parse(args: &[String]) -> Result<Opts, String> {
     if o.url.host().is_none() || o.url.port_u16().is_none() {
         return Err("--url must look like http://127.0.0.1:PORT/".into());
     }
+    if o.url.scheme_str() == Some("https") {
+        let cacert = cacert.ok_or("an https:// --url needs --cacert FILE")?;
+        o.tls = Some(tls_connector(&cacert, o.h2)?);
+    }
     Ok(o)
+}
+
+/// TLS trusting only `cacert`, offering the one protocol the client speaks.
+fn tls_connector(cacert: &str, h2: bool) -> Result<tokio_rustls::TlsConnector, String> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in
+        CertificateDer::pem_file_iter(cacert).map_err(|e| format!("--cacert {cacert}: {e}"))?
+    {
+        let cert = cert.map_err(|e| format!("--cacert {cacert}: {e}"))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("--cacert {cacert}: {e}"))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![if h2 {
+        b"h2".to_vec()
+    } else {
+        b"http/1.1".to_vec()
+    }];
+    Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
 }
 
 pub fn main(mode: &str, args: &[String]) -> i32 {
@@ -178,7 +217,24 @@ async fn connect(o: &Opts) -> Result<Sender, String> {
         .await
         .map_err(|e| format!("connect {}: {e}", authority(o)))?;
     let _ = stream.set_nodelay(true);
-    let io = TokioIo::new(stream);
+    let Some(tls) = &o.tls else {
+        return handshake(o, TokioIo::new(stream)).await;
+    };
+    let host = o.url.host().unwrap_or("127.0.0.1");
+    let name = rustls_pki_types::ServerName::try_from(host)
+        .map_err(|e| format!("tls name {host}: {e}"))?
+        .to_owned();
+    let stream = tls
+        .connect(name, stream)
+        .await
+        .map_err(|e| format!("tls handshake: {e}"))?;
+    handshake(o, TokioIo::new(stream)).await
+}
+
+async fn handshake<T>(o: &Opts, io: T) -> Result<Sender, String>
+where
+    T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
     if o.h2 {
         let (send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
             .await
@@ -197,7 +253,8 @@ async fn connect(o: &Opts) -> Result<Sender, String> {
 fn request(o: &Opts) -> Request<Full<Bytes>> {
     let path = o.url.path_and_query().map_or("/", |p| p.as_str());
     let uri: Uri = if o.h2 {
-        format!("http://{}{path}", authority(o))
+        let scheme = o.url.scheme_str().unwrap_or("http");
+        format!("{scheme}://{}{path}", authority(o))
             .parse()
             .expect("uri")
     } else {

@@ -9,6 +9,11 @@ if path then
 end
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
+-- The TLS rows send a bearer token (BENCH_AUTH="Bearer …").
+local auth = os.getenv("BENCH_AUTH")
+if auth and auth ~= "" then
+  wrk.headers["Authorization"] = auth
+end
 
 function done(summary, latency, requests)
   local e = summary.errors

@@ -179,7 +179,14 @@ mock upstream compete for CPU, as they would in a sidecar. No CPU pinning.
   shares one h2c connection. nginx cannot proxy to an HTTP/2 upstream, so it has no such row.
 * **Soak**: `message/send` 1 KiB through the gateway with wrk (32 connections) in 20 s rounds
   until 1,000,000 requests have been answered (at most 420 s); RSS and open file descriptors
-  sampled every 5 s. It runs last, after every other workload, in the same gateway process.
+  sampled every 5 s. It runs after every other plain-HTTP workload, in the same gateway process.
+* **TLS + JWT** (last): `message/send` 1 KiB again, saturation and fixed rates, over TLS with a
+  fresh self-signed certificate (`bench-upstream secrets`). *gateway-tls* is a new gateway
+  process with `[tls]` and a bearer scheme that checks an ES256 JWT's signature, issuer and
+  audience on every call (its config is `bench/out/full/gateway-tls.toml`; a call without the
+  token must get 401 first). *nginx-tls* is the same nginx on a TLS listener, proxying without
+  auth. Both get the same request, token included. TLS 1.3, ALPN `http/1.1` or `h2`; sessions
+  are not resumed, but the connections are kept alive, so handshakes are rare.
 """)
 
 # ------------------------------------------------------------------ targets
@@ -291,6 +298,44 @@ for wl, title in WORKLOADS.items():
               + " | ".join("—" if ach[t] is None else f"{ach[t]:,.0f} / {errs[t]}" for t in TARGETS)
               + " | | |")
         w("")
+
+# ------------------------------------------------------------------ TLS + JWT
+SECURE = ["gateway", "gateway-tls", "nginx-tls"]
+for proto, pname in (("h1", "HTTP/1.1"), ("h2", "HTTP/2")):
+    sat = {t: find("sat", "send1k", proto, t) for t in SECURE}
+    if not sat["gateway-tls"] and not find("rate", "send1k", proto, "gateway-tls"):
+        continue
+    w(f"## `message/send`, 1 KiB body, over TLS, {pname}")
+    w("")
+    w("*gateway* is the plain-HTTP gateway of the section above, for comparison.")
+    w("")
+    w("| | gateway (plain) | gateway (TLS + JWT) | nginx (TLS) | TLS + JWT / plain | gateway/nginx over TLS |")
+    w("|---|---:|---:|---:|---:|---:|")
+
+    def secure_row(label, vals, fmt):
+        cells = [fmt(vals.get(t)) for t in SECURE]
+        cells += [ratio(vals.get("gateway-tls"), vals.get("gateway")),
+                  ratio(vals.get("gateway-tls"), vals.get("nginx-tls"))]
+        w(f"| {label} | " + " | ".join(cells) + " |")
+
+    secure_row("saturation throughput (req/s)", {t: get(sat[t], "rps") for t in SECURE}, fmt_int)
+    secure_row("CPU seconds per 10k requests (the proxy)",
+               {t: sat[t]["cpu_s"] / sat[t]["requests"] * 10_000
+                for t in SECURE if sat[t] and sat[t].get("requests")},
+               lambda v: fmt_f(v, 3))
+    rates = sorted({r["rate"] for r in rows if r.get("phase") == "rate"
+                    and r["workload"] == "send1k" and r["proto"] == proto
+                    and r["target"] == "gateway-tls"})
+    for rate in rates:
+        rr = {t: find("rate", "send1k", proto, t, rate=rate) for t in SECURE}
+        label = f"{rate / 1000:g}k rps" if rate >= 1000 else f"{rate:g} rps"
+        for key, name in (("p50_us", "p50"), ("p99_us", "p99"), ("p99.9_us", "p99.9")):
+            key = key.replace("p99.9_us", "p999_us")
+            secure_row(f"latency {name} at {label}", {t: get(rr[t], key) for t in SECURE}, fmt_us)
+        errs = {t: get(rr[t], "errors") for t in SECURE}
+        w(f"| failed requests at {label} | " + " | ".join(
+            "—" if errs[t] is None else str(errs[t]) for t in SECURE) + " | | |")
+    w("")
 
 # ------------------------------------------------------------------ SSE
 for proto, pname in PROTOS.items():

@@ -3,7 +3,9 @@
 #   direct   the mock upstream itself (bench/upstream.rs: the floor),
 #   gateway  a2a-gateway (release build, bench/gateway.toml) in front of it,
 #   nginx    nginx as a plain reverse proxy in front of it (bench/nginx.conf),
-# all on 127.0.0.1, and writes bench/RESULTS.md.
+# all on 127.0.0.1, and writes bench/RESULTS.md. `message/send` 1 KiB is also
+# measured over TLS: the gateway with TLS and JWT auth on (gateway-tls), and
+# nginx terminating TLS (nginx-tls), with a fresh certificate and token.
 #
 #   bash bench/run.sh            full run (~10 min after the builds): RESULTS.md
 #   bash bench/run.sh --smoke    every workload for ~1 s (debug builds, no nginx
@@ -114,6 +116,7 @@ if [ -z "$BASE" ]; then
 fi
 [ -n "$BASE" ] || { echo "no free port range found" >&2; exit 1; }
 UPORT=$BASE; GPORT=$((BASE + 1)); GADMIN=$((BASE + 2)); NH1=$((BASE + 3)); NH2=$((BASE + 4))
+NTLS=$((BASE + 5))
 
 wait_http() { # URL SECONDS: until it answers 2xx
   local deadline=$(($(date +%s) + $2))
@@ -187,6 +190,34 @@ for name, body in bodies.items():
         f.write(body)
 EOF
 
+# ---------------------------------------------------------------- TLS + JWT
+# A fresh self-signed certificate and ES256 token (bench/secrets.rs), and the
+# gateway's config for the TLS rows: bench/gateway.toml plus [tls] and a
+# bearer scheme that verifies the token's signature, issuer and audience.
+SECRETS=$PWD/$OUT/secrets
+"$UP" secrets "$SECRETS" || { echo "bench-upstream secrets failed" >&2; exit 1; }
+TOKEN=$(cat "$SECRETS/token")
+{ cat bench/gateway.toml; cat <<EOF
+
+[tls]
+cert = "$SECRETS/cert.pem"
+key = "$SECRETS/key.pem"
+
+[auth.schemes.bearer]
+type = "http"
+scheme = "bearer"
+bearer_format = "JWT"
+jwt = { issuer = "bench", audience = ["a2a-gateway"], algorithms = ["ES256"], keys = [ { kid = "bench", algorithm = "ES256", pem_file = "$SECRETS/jwt-public.pem" } ] }
+EOF
+} >"$OUT/gateway-tls.toml"
+# Both TLS targets get the same request bytes: the token goes to nginx too
+# (which passes it on), and the client trusts the bench certificate.
+CLIENT_TLS=(--cacert "$SECRETS/cert.pem" -H "authorization: Bearer $TOKEN")
+client_extra() { # target: sets EXTRA, the load client's options for it
+  EXTRA=()
+  case $1 in *-tls) EXTRA=("${CLIENT_TLS[@]}") ;; esac
+}
+
 # ---------------------------------------------------------------- start / stop
 UP_PID=""; GW_PID=""; NGX_PID=""
 start_upstream() {
@@ -206,7 +237,8 @@ start_nginx() {
   local prefix=$PWD/$OUT/nginx
   mkdir -p "$prefix"
   sed -e "s#@PREFIX@#$prefix#g" -e "s#@UPSTREAM@#127.0.0.1:$UPORT#g" \
-      -e "s#@H1@#$NH1#g" -e "s#@H2@#$NH2#g" bench/nginx.conf >"$prefix/nginx.conf"
+      -e "s#@H1@#$NH1#g" -e "s#@H2@#$NH2#g" -e "s#@TLS@#$NTLS#g" \
+      -e "s#@CERT@#$SECRETS/cert.pem#g" -e "s#@KEY@#$SECRETS/key.pem#g" bench/nginx.conf >"$prefix/nginx.conf"
   nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/error.log" 2>>"$OUT/logs/nginx.log" &
   NGX_PID=$!; PIDS+=("$NGX_PID")
   wait_http "http://127.0.0.1:$NH1/.well-known/agent-card.json" 20 || { echo "nginx did not start (see $prefix/error.log)" >&2; exit 1; }
@@ -220,8 +252,8 @@ CLK_TCK=$(getconf CLK_TCK)
 pids_of() { # target: the PIDs whose CPU and memory are the target's own
   case $1 in
     direct) echo "$UP_PID" ;;
-    gateway | gateway-h2c) echo "$GW_PID" ;;
-    nginx) echo "$NGX_PID $(pgrep -P "$NGX_PID" | tr '\n' ' ')" ;;
+    gateway | gateway-h2c | gateway-tls) echo "$GW_PID" ;;
+    nginx | nginx-tls) echo "$NGX_PID $(pgrep -P "$NGX_PID" | tr '\n' ' ')" ;;
   esac
 }
 cpu_ticks() { # PIDs: utime + stime
@@ -248,6 +280,8 @@ url_of() { # target proto
     gateway/* | gateway-h2c/*) echo "http://127.0.0.1:$GPORT/" ;;
     nginx/h1) echo "http://127.0.0.1:$NH1/" ;;
     nginx/h2) echo "http://127.0.0.1:$NH2/" ;;
+    gateway-tls/*) echo "https://127.0.0.1:$GPORT/" ;;
+    nginx-tls/*) echo "https://127.0.0.1:$NTLS/" ;;
   esac
 }
 expect_of() { case $1 in send*) echo '"state":"completed"' ;; get) echo '"bench-task-42"' ;; esac; }
@@ -446,7 +480,8 @@ saturate() { # workload proto target
   c0=$(cpu_ticks "${pids[@]}"); u0=$(cpu_ticks "$UP_PID")
   if [ $proto = h1 ]; then
     have wrk || return 0
-    BENCH_BODY=$OUT/$w.json timeout $((SAT_SECS + 30)) wrk -t1 -c$WRK_CONNS -d${SAT_SECS}s \
+    local auth=""; [[ $target = *-tls ]] && auth="Bearer $TOKEN"
+    BENCH_BODY=$OUT/$w.json BENCH_AUTH=$auth timeout $((SAT_SECS + 30)) wrk -t1 -c$WRK_CONNS -d${SAT_SECS}s \
       -s bench/post.lua "$u" >"$OUT/logs/wrk-$w-$target.txt" 2>&1 || true
     line=$(grep '^{"mode":"wrk"' "$OUT/logs/wrk-$w-$target.txt" || echo "$WRK_FAIL")
     requests=$(jnum "$line" requests)
@@ -454,8 +489,9 @@ saturate() { # workload proto target
     local secs; secs=$(awk -v d="$(jnum "$line" duration_us)" 'BEGIN {print d / 1e6}')
   else
     have h2load || return 0
+    local auth=(); [[ $target = *-tls ]] && auth=(-H "authorization: Bearer $TOKEN")
     timeout $((SAT_SECS + 30)) h2load -c$H2_CONNS -m$H2_STREAMS -t1 -D "$SAT_SECS" -d "$OUT/$w.json" \
-      -H 'content-type: application/json' "$u" >"$OUT/logs/h2load-$w-$target.txt" 2>&1 || true
+      -H 'content-type: application/json' ${auth[@]+"${auth[@]}"} "$u" >"$OUT/logs/h2load-$w-$target.txt" 2>&1 || true
     local f=$OUT/logs/h2load-$w-$target.txt secs
     secs=$(awk '/^finished in/ {gsub("s,", "", $3); print $3}' "$f")
     # requests: N total, N started, N done, N succeeded, N failed, N errored, N timeout
@@ -479,8 +515,9 @@ fixed_rate() { # workload proto target rate
   u=$(url_of "$target" "$proto")
   [ $proto = h2 ] && { flag=--h2; conns=$RATE_CONNS_H2; }
   secs=${RATE_SECS:-$([ "$rate" -le 1000 ] && echo 10 || echo 5)}
+  client_extra "$target"
   if line=$("$UP" rate --url "$u" --body "$OUT/$w.json" --rate "$rate" --secs "$secs" --conns $conns $flag \
-       --expect "$(expect_of "$w")" 2>"$OUT/logs/rate.err"); then :; else
+       --expect "$(expect_of "$w")" ${EXTRA[@]+"${EXTRA[@]}"} 2>"$OUT/logs/rate.err"); then :; else
     fail "rate $w $proto $target $rate: $(tail -1 "$OUT/logs/rate.err")"
   fi
   [ -n "$line" ] && record rate "$w" "$proto" "$target" "$line"
@@ -550,6 +587,34 @@ if [ "$SOAK" = 1 ] && have wrk; then
   record soak send1k h1 gateway "{\"mode\":\"wrk\",\"requests\":$total,\"duration_us\":$dur,\"rounds\":$round}" "\"errors\":$errors"
   [ "$errors" = 0 ] || fail "soak: $errors errors"
   note "soak: $total requests in $round rounds, $errors errors"
+fi
+
+# ---------------------------------------------------------------- TLS + JWT
+# message/send 1 KiB again, over TLS: the gateway with TLS and JWT auth on (a
+# fresh process), nginx terminating TLS on a listener of its own. First the
+# gateway must refuse a call without the token, so auth is known to be on.
+stop_gateway
+GW_CONFIG=$OUT/gateway-tls.toml start_gateway
+SECURE=(gateway-tls); [ -n "$NGX_PID" ] && SECURE+=(nginx-tls)
+say "message/send 1 KiB over TLS (${SECURE[*]})"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$SECRETS/cert.pem" -X POST \
+  -H 'content-type: application/json' --data-binary "@$OUT/send1k.json" "$(url_of gateway-tls h1)" || true)
+[ "$code" = 401 ] || fail "gateway-tls answered $code, not 401, to a call without a token"
+for target in "${SECURE[@]}"; do
+  for proto in h1 h2; do
+    client_extra "$target"; flag=""; [ $proto = h2 ] && flag=--h2
+    "$UP" rate --url "$(url_of "$target" "$proto")" --body "$OUT/send1k.json" --rate 50 --secs 0.2 --conns 2 $flag \
+      --expect "$(expect_of send1k)" "${EXTRA[@]}" >/dev/null 2>"$OUT/logs/sanity.err" ||
+      fail "$target $proto send1k: $(tail -1 "$OUT/logs/sanity.err")"
+  done
+done
+if [ $FAILURES = 0 ]; then
+  for proto in h1 h2; do
+    for target in "${SECURE[@]}"; do saturate send1k "$proto" "$target"; done
+    for rate in $RATES; do
+      for target in "${SECURE[@]}"; do fixed_rate send1k "$proto" "$target" "$rate"; done
+    done
+  done
 fi
 
 # ---------------------------------------------------------------- report

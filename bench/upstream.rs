@@ -15,7 +15,8 @@
 //!                           stream open without end (for idle-stream memory).
 //!
 //! `rate`, `sse` and `idle` are the load clients used by bench/run.sh; they
-//! live in bench/client.rs and print one JSON line each.
+//! live in bench/client.rs and print one JSON line each. `secrets DIR` writes
+//! the certificate and token of the TLS + JWT rows (bench/secrets.rs).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -36,17 +37,19 @@ use serde_json::value::RawValue;
 
 #[path = "client.rs"]
 mod client;
+#[path = "secrets.rs"]
+mod secrets;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-const USAGE: &str =
-    "usage: bench-upstream serve PORT | rate … | sse … | idle …  (see bench/client.rs)";
+const USAGE: &str = "usage: bench-upstream serve PORT | rate … | sse … | idle … (see bench/client.rs) | secrets DIR (see bench/secrets.rs)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match args.first().map(String::as_str) {
         Some("serve") => serve_main(&args[1..]),
         Some("rate") | Some("sse") | Some("idle") => client::main(&args[0], &args[1..]),
+        Some("secrets") => secrets::main(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             2
