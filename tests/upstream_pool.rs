@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::client;
+use support::fault_agent::read_request;
 use support::gateway::TestGateway;
+use support::mock_agent::default_card;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -146,7 +148,7 @@ async fn serve(mut stream: TcpStream, state: Arc<AgentState>) {
                 .unwrap_or(Value::Null);
             json!({"jsonrpc": "2.0", "id": id, "result": {"id": "t-1", "kind": "task"}})
         } else {
-            card()
+            default_card("http://127.0.0.1/")
         };
         let close = matches!(state.after, After::ConnectionClose);
         let answer = answer.to_string();
@@ -179,47 +181,6 @@ async fn serve(mut stream: TcpStream, state: Arc<AgentState>) {
             return;
         }
     }
-}
-
-/// One request: the head (as text) and its `content-length` body. `None`
-/// when the peer closed first.
-async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let length: usize = head
-        .to_ascii_lowercase()
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    while buf.len() < head_end + length {
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let body = buf[head_end..head_end + length].to_vec();
-    buf.drain(..head_end + length);
-    Some((head, body))
-}
-
-fn card() -> Value {
-    json!({
-        "name": "Raw Agent", "description": "Keeps or closes connections", "version": "1.0.0",
-        "protocolVersion": "0.3.0", "url": "http://127.0.0.1/", "preferredTransport": "JSONRPC",
-        "capabilities": {"streaming": false},
-        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "raw", "name": "Raw", "description": "Answers", "tags": ["raw"]}]
-    })
 }
 
 /// A gateway with `agent` as its one upstream, `settings` added to it.

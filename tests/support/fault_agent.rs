@@ -195,29 +195,10 @@ async fn handle_connection(stream: TcpStream, state: Arc<State>) {
 
 /// Reads one request head (and its declared body), then drips a response.
 async fn slow_head(mut stream: TcpStream, state: &State, every_ms: u64) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
+    let Some((head, _)) = read_request(&mut stream, &mut Vec::new()).await else {
+        return;
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    while buf.len() < head_end + length {
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
+    let head = head.to_ascii_lowercase();
     if head.starts_with("post") {
         state.calls.fetch_add(1, Ordering::SeqCst);
     }
@@ -405,4 +386,36 @@ impl http_body::Body for ChannelBody {
             .poll_recv(cx)
             .map(|item| item.map(|r| r.map(Frame::data)))
     }
+}
+
+/// One HTTP/1.1 request read off a raw connection: the head (as text) and
+/// its `content-length` body; bytes past it stay in `buf` for the next.
+/// `None` when the peer closed first.
+pub async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end + 4;
+        }
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let length: usize = head
+        .to_ascii_lowercase()
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + length {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let body = buf[head_end..head_end + length].to_vec();
+    buf.drain(..head_end + length);
+    Some((head, body))
 }
