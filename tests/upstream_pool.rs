@@ -202,6 +202,21 @@ async fn call(gw: &TestGateway, id: &str) {
     assert_eq!(reply.json()["result"]["id"], "t-1", "{}", reply.text());
 }
 
+/// `n` calls one after another, each on a new connection that is closed
+/// once its answer is read.
+async fn each_call_on_a_connection_of_its_own(agent: &RawAgent, gw: &TestGateway, n: usize) {
+    let before = agent.accepted();
+    for i in 0..n {
+        call(gw, &format!("c-{i}")).await;
+    }
+    assert_eq!(agent.accepted() - before, n, "one connection per call");
+    assert!(
+        wait_until(Duration::from_secs(2), || agent.open() == 0).await,
+        "{} connections left open",
+        agent.open()
+    );
+}
+
 async fn wait_until(limit: Duration, done: impl Fn() -> bool) -> bool {
     let deadline = Instant::now() + limit;
     while !done() {
@@ -251,13 +266,8 @@ async fn connections_the_agent_closed_while_idle_are_replaced() {
 async fn answers_with_connection_close_are_not_reused() {
     let agent = RawAgent::start(After::ConnectionClose, Duration::ZERO).await;
     let gw = gateway(&agent, "").await;
-    let before = agent.accepted();
-    for i in 0..5 {
-        call(&gw, &format!("c-{i}")).await;
-    }
+    each_call_on_a_connection_of_its_own(&agent, &gw, 5).await;
     assert_eq!(agent.calls(), 5);
-    assert_eq!(agent.accepted() - before, 5, "one connection per call");
-    assert!(wait_until(Duration::from_secs(2), || agent.open() == 0).await);
 }
 
 #[tokio::test]
@@ -300,12 +310,7 @@ async fn a_burst_leaves_at_most_max_idle_connections_open() {
 async fn max_idle_connections_zero_opens_a_connection_per_call() {
     let agent = RawAgent::start(After::KeepOpen, Duration::ZERO).await;
     let gw = gateway(&agent, "max_idle_connections = 0").await;
-    let before = agent.accepted();
-    for i in 0..3 {
-        call(&gw, &format!("c-{i}")).await;
-    }
-    assert_eq!(agent.accepted() - before, 3);
-    assert!(wait_until(Duration::from_secs(2), || agent.open() == 0).await);
+    each_call_on_a_connection_of_its_own(&agent, &gw, 3).await;
 }
 
 #[tokio::test]
