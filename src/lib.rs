@@ -22,6 +22,7 @@ pub mod push_guard;
 pub mod request_id;
 pub mod routing;
 pub mod server;
+pub mod sketch;
 pub mod sse;
 pub mod stack;
 pub mod state;

@@ -23,6 +23,7 @@ use crate::error::GatewayError;
 use crate::limits::concurrency::{Guarded, StreamPermit};
 use crate::observe::Observed;
 use crate::routing::{learn, probe, request, Decision, Route, RouteInput, Rule};
+use crate::sketch::Sketch;
 use crate::sse::{RelaySettings, SseRelay};
 use crate::state::{AppState, ConnInfo};
 use crate::upstream::{headers, Caller, Origin};
@@ -164,7 +165,7 @@ struct Call<'a> {
     parts: &'a Parts,
     id: Option<&'a RawValue>,
     method: &'static Method,
-    params: Option<&'a serde_json::Value>,
+    params: Option<&'a Sketch<'a>>,
     identity: Option<&'a Identity>,
     path_upstream: Option<usize>,
 }
@@ -397,7 +398,7 @@ fn may_use(
 fn learn_from_request(
     state: &AppState,
     method: &Method,
-    params: Option<&serde_json::Value>,
+    params: Option<&Sketch<'_>>,
     owner: &Arc<str>,
 ) {
     if method.version != crate::a2a::Version::V0_1 || !state.remembers_owners() {

@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::a2a::{Family, Method, Version};
+use crate::sketch::Sketch;
 
 /// `[push_guard]` as written.
 #[derive(Debug, Deserialize)]
@@ -148,7 +148,7 @@ impl PushGuard {
     pub async fn check_request(
         &self,
         method: &Method,
-        params: Option<&Value>,
+        params: Option<&Sketch<'_>>,
     ) -> Result<(), String> {
         if !self.enabled {
             return Ok(());
@@ -304,20 +304,12 @@ fn shapes(method: &Method) -> &'static [Shape] {
 }
 
 /// Every webhook URL in a request's params, for every version's shape, with
-/// the JSON path it was found at. A `url` that is not a string comes back as
-/// its JSON text (e.g. `42`); `check_request` refuses it.
-pub fn webhook_urls(method: &Method, params: Option<&Value>) -> Vec<(String, String)> {
-    webhook_values(method, params)
-        .into_iter()
-        .map(|(path, value)| match value {
-            Value::String(url) => (path, url.clone()),
-            other => (path, other.to_string()),
-        })
-        .collect()
-}
-
-/// As [`webhook_urls`], with the values as found.
-pub fn webhook_values<'a>(method: &Method, params: Option<&'a Value>) -> Vec<(String, &'a Value)> {
+/// the JSON path it was found at and the value as found (`check_request`
+/// refuses a `url` that is not a string).
+pub fn webhook_values<'s, 'a>(
+    method: &Method,
+    params: Option<&'s Sketch<'a>>,
+) -> Vec<(String, &'s Sketch<'a>)> {
     let mut found = Vec::new();
     if let Some(params) = params {
         for shape in shapes(method) {
@@ -330,17 +322,22 @@ pub fn webhook_values<'a>(method: &Method, params: Option<&'a Value>) -> Vec<(St
 /// Follows `shape` from `node`, every spelling at every step. `null` counts
 /// as absent: clients that write unset optional fields as `null` carry no
 /// webhook, and refusing them would break them for nothing.
-fn collect<'a>(node: &'a Value, shape: Shape, path: String, found: &mut Vec<(String, &'a Value)>) {
+fn collect<'s, 'a>(
+    node: &'s Sketch<'a>,
+    shape: Shape,
+    path: String,
+    found: &mut Vec<(String, &'s Sketch<'a>)>,
+) {
     let Some((keys, rest)) = shape.split_first() else {
         found.push((path, node));
         return;
     };
-    let Some(object) = node.as_object() else {
+    if !node.is_object() {
         return;
-    };
+    }
     for key in *keys {
-        match object.get(*key) {
-            None | Some(Value::Null) => {}
+        match node.get(key) {
+            None | Some(Sketch::Null) => {}
             Some(child) => collect(child, rest, format!("{path}.{key}"), found),
         }
     }
@@ -650,7 +647,7 @@ fn same_prefix(a: u128, b: u128, prefix: u8, width: u32) -> bool {
 mod tests {
     use super::*;
     use crate::a2a::methods::lookup;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn ip(text: &str) -> IpAddr {
         let text = text.trim_start_matches('[').trim_end_matches(']');
@@ -803,7 +800,41 @@ mod tests {
 
     fn urls(method: &str, params: Value) -> Vec<(String, String)> {
         let method = lookup(method).unwrap();
-        webhook_urls(method, Some(&params))
+        let text = params.to_string();
+        let read = crate::a2a::params::read(&text).unwrap();
+        webhook_values(method, Some(&read))
+            .into_iter()
+            .map(|(path, value)| (path, shown_value(value)))
+            .collect()
+    }
+
+    /// A URL as found, or a non-string as its JSON text.
+    fn shown_value(value: &Sketch<'_>) -> String {
+        match value {
+            Sketch::Str(url) => url.to_string(),
+            other => json_text(other),
+        }
+    }
+
+    fn json_text(value: &Sketch<'_>) -> String {
+        match value {
+            Sketch::Str(s) => Value::from(&**s).to_string(),
+            Sketch::Num(n) => n.to_string(),
+            Sketch::Bool(b) => b.to_string(),
+            Sketch::Null => "null".into(),
+            Sketch::Deep => "…".into(),
+            Sketch::Arr(items) => {
+                let items: Vec<String> = items.iter().map(json_text).collect();
+                format!("[{}]", items.join(","))
+            }
+            Sketch::Obj(members) => {
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("{}:{}", Value::from(&**k), json_text(v)))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+        }
     }
 
     fn one(path: &str, url: &str) -> Vec<(String, String)> {
@@ -964,7 +995,7 @@ mod tests {
         )
         .is_empty());
         let method = lookup("message/send").unwrap();
-        assert!(webhook_urls(method, None).is_empty());
+        assert!(webhook_values(method, None).is_empty());
     }
 
     #[test]

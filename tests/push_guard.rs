@@ -30,7 +30,9 @@ async fn check_send(guard: &PushGuard, url: &str) -> Result<(), String> {
 
 async fn check(guard: &PushGuard, method: &str, params: Value) -> Result<(), String> {
     let method = lookup(method).expect("known method");
-    guard.check_request(method, Some(&params)).await
+    let text = params.to_string();
+    let read = a2a_gateway::a2a::params::read(&text).expect("params are JSON");
+    guard.check_request(method, Some(&read)).await
 }
 
 fn assert_refused(result: Result<(), String>, url: &str, reason: &str) {

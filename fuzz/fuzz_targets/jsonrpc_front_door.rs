@@ -14,6 +14,7 @@ use a2a_gateway::config::{MatchSettings, SkillPolicy};
 use a2a_gateway::error::GatewayError;
 use a2a_gateway::routing::matcher::Matcher;
 use a2a_gateway::routing::request;
+use a2a_gateway::sketch::Sketch;
 use futures_util::FutureExt;
 use http::{HeaderMap, HeaderName, StatusCode};
 use http_body_util::BodyExt;
@@ -28,21 +29,21 @@ fuzz_target!(|data: &[u8]| front_door(data));
 
 /// What a reading of the body decides: the id's text, the method, and the
 /// params checks' outcome; or the envelope error's code, message and id.
-type Reading = Result<(Option<String>, String, Option<Result<Option<Value>, String>>), (i32, String, Option<String>)>;
+type Reading<'a> = Result<(Option<String>, String, Option<Result<Option<Sketch<'a>>, String>>), (i32, String, Option<String>)>;
 
 /// The proxy reads well-formed requests in one pass (`a2a::one_pass`), and
 /// everything else through the two passes below: both must decide every body
 /// the same way.
 fn one_pass_agrees(data: &[u8]) {
     let text = |id: Option<&RawValue>| id.map(|i| i.get().to_string());
-    let two: Reading = match jsonrpc::parse(data) {
+    let two: Reading<'_> = match jsonrpc::parse(data) {
         Ok(e) => {
             let checked = methods::lookup(&e.method).map(|m| params::validate(m, e.params));
             Ok((text(e.id), e.method.into_owned(), checked))
         }
         Err(e) => Err((e.code, e.message, text(e.id))),
     };
-    let one: Reading = match one_pass::parse(data) {
+    let one: Reading<'_> = match one_pass::parse(data) {
         Ok(r) => {
             let checked = methods::lookup(&r.method).map(|m| r.params.validate(m));
             Ok((text(r.id), r.method.into_owned(), checked))

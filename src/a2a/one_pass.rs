@@ -14,11 +14,11 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 use super::jsonrpc::{self, present};
 use super::params;
 use super::Method;
+use crate::sketch::Sketch;
 
 #[derive(Deserialize)]
 struct Whole<'a> {
@@ -28,8 +28,8 @@ struct Whole<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
-    #[serde(default, deserialize_with = "params::read_member")]
-    params: Option<Value>,
+    #[serde(borrow, default, deserialize_with = "params::read_member")]
+    params: Option<Sketch<'a>>,
 }
 
 /// A request's envelope, with its params either already read (one pass) or
@@ -42,13 +42,13 @@ pub struct Request<'a> {
 }
 
 pub enum Params<'a> {
-    Read(Option<Value>),
+    Read(Option<Sketch<'a>>),
     Raw(Option<&'a RawValue>),
 }
 
-impl Params<'_> {
+impl<'a> Params<'a> {
     /// The method's params checks (see [`params::validate`]).
-    pub fn validate(self, method: &Method) -> Result<Option<Value>, String> {
+    pub fn validate(self, method: &Method) -> Result<Option<Sketch<'a>>, String> {
         match self {
             Params::Read(read) => params::check_read(method, read),
             Params::Raw(raw) => params::validate(method, raw),
@@ -82,8 +82,8 @@ fn read(body: &[u8]) -> Option<Request<'_>> {
     let id = jsonrpc::check_id(whole.id).ok()?;
     let params = match whole.params {
         // `"params": null` is read as absent, as on the two-pass path.
-        None | Some(Value::Null) => None,
-        Some(p @ Value::Object(_)) => Some(p),
+        None | Some(Sketch::Null) => None,
+        Some(p @ Sketch::Obj(_)) => Some(p),
         Some(_) => return None,
     };
     Some(Request {
@@ -100,10 +100,17 @@ mod tests {
 
     /// What a reading decides: the id's text, the method and the params
     /// checks' outcome, or the envelope error's code and message.
-    type Reading = Result<(Option<String>, String, Result<Option<Value>, String>), String>;
+    type Reading = Result<
+        (
+            Option<String>,
+            String,
+            Result<Option<Sketch<'static>>, String>,
+        ),
+        String,
+    >;
 
     /// The two-pass path, as the proxy took it before the one-pass read.
-    fn two_pass(body: &str) -> Reading {
+    fn two_pass(body: &'static str) -> Reading {
         let env =
             jsonrpc::parse(body.as_bytes()).map_err(|e| format!("{} {}", e.code, e.message))?;
         let checked = match lookup(&env.method) {
@@ -117,7 +124,7 @@ mod tests {
         ))
     }
 
-    fn combined(body: &str) -> Reading {
+    fn combined(body: &'static str) -> Reading {
         let r = parse(body.as_bytes()).map_err(|e| format!("{} {}", e.code, e.message))?;
         let checked = match lookup(&r.method) {
             Some(m) => r.params.validate(m),

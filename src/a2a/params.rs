@@ -2,38 +2,40 @@
 //! version may add (unknown members pass) and strict about what every upstream
 //! needs, so the gateway never refuses a request an agent would accept.
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::Deserializer;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use super::methods::{Family, Method, Version};
+use crate::sketch::{Reading, Sketch};
 
-type Obj = Map<String, Value>;
-
-/// Checks `params` for `method`, returning them parsed (routing reads them
+/// Checks `params` for `method`, returning them read (routing reads them
 /// later) or a message naming the missing or wrong field.
-pub fn validate(method: &Method, params: Option<&RawValue>) -> Result<Option<Value>, String> {
-    let parsed: Option<Value> = match params {
+pub fn validate<'a>(
+    method: &Method,
+    params: Option<&'a RawValue>,
+) -> Result<Option<Sketch<'a>>, String> {
+    let read = match params {
         None => None,
-        Some(raw) => Some(shallow(raw, INSPECTED_LEVELS).map_err(|e| format!("params: {e}"))?),
+        Some(raw) => Some(read(raw.get())?),
     };
-    check_read(method, parsed)
+    check_read(method, read)
 }
 
 /// The checks of [`validate`] on params already read (by
 /// [`read_member`], in the same pass as the envelope).
-pub fn check_read(method: &Method, parsed: Option<Value>) -> Result<Option<Value>, String> {
-    let obj = match &parsed {
-        Some(Value::Object(o)) => Some(o),
+pub fn check_read<'a>(
+    method: &Method,
+    read: Option<Sketch<'a>>,
+) -> Result<Option<Sketch<'a>>, String> {
+    match &read {
+        Some(p @ Sketch::Obj(_)) => check(method, Some(p))?,
         Some(_) => return Err("params must be an object (A2A uses named parameters)".into()),
-        None => None,
-    };
-    check(method, obj)?;
-    Ok(parsed)
+        None => check(method, None)?,
+    }
+    Ok(read)
 }
 
-fn check(method: &Method, params: Option<&Obj>) -> Result<(), String> {
+fn check(method: &Method, params: Option<&Sketch<'_>>) -> Result<(), String> {
     let optional = matches!(method.family, Family::ListTasks | Family::ExtendedCard);
     let p = match params {
         Some(p) => p,
@@ -77,111 +79,45 @@ fn check(method: &Method, params: Option<&Obj>) -> Result<(), String> {
     }
 }
 
-/// params → message → parts → part → member: as deep as checks and routing
-/// look. Deeper data is the agent's business.
-const INSPECTED_LEVELS: usize = 5;
+/// params → message → parts → part → member → its members: as deep as the
+/// checks, routing and the webhook guard look, and the levels in which a
+/// repeated member name is refused. Deeper data is the agent's business.
+const INSPECTED: Reading = Reading {
+    levels: 6,
+    keep: |_| true,
+    unique: true,
+};
 
-/// Parses `raw` in one pass, only `levels` deep: below that a value is
-/// built from its own text, or becomes `null` when serde_json cannot build
-/// it (it refuses nesting past 128 levels, and a message carrying deep data
-/// is still a valid message — the upstream gets the original bytes either
-/// way). Members are read borrowed; nothing is copied but the values kept.
-fn shallow(raw: &RawValue, levels: usize) -> Result<Value, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(raw.get());
-    let value = Shallow(levels).deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
+/// Reads params text as [`validate`] does. Object members in the inspected
+/// levels must be unique: JSON leaves duplicates undefined, and an agent
+/// that keeps the first value would act on something other than what the
+/// gateway checked (a webhook URL, a task id).
+pub fn read(text: &str) -> Result<Sketch<'_>, String> {
+    INSPECTED.parse(text).map_err(|e| format!("params: {e}"))
 }
 
 /// Reads a request's `params` member as [`validate`] would, as part of
 /// reading the whole request (`serde(deserialize_with)`).
-pub(crate) fn read_member<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Shallow(INSPECTED_LEVELS).deserialize(d).map(Some)
+pub(crate) fn read_member<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Sketch<'de>>, D::Error> {
+    serde::de::DeserializeSeed::deserialize(INSPECTED, d).map(Some)
 }
 
-/// A value read `0`-many levels deep (see [`shallow`]). Object members in
-/// those levels must be unique: JSON leaves duplicates undefined, and an
-/// agent that keeps the first value would act on something other than what
-/// the gateway checked (a webhook URL, a task id).
-#[derive(Clone, Copy)]
-struct Shallow(usize);
-
-impl<'de> DeserializeSeed<'de> for Shallow {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        if self.0 == 0 {
-            let deeper = <&RawValue>::deserialize(d)?;
-            return Ok(serde_json::from_str(deeper.get()).unwrap_or(Value::Null));
-        }
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Shallow {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Shallow(self.0 - 1))? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = Obj::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if members.contains_key(&key) {
-                return Err(serde::de::Error::custom(format!(
-                    "member '{key}' appears twice"
-                )));
-            }
-            let value = map.next_value_seed(Shallow(self.0 - 1))?;
-            members.insert(key, value);
-        }
-        Ok(Value::Object(members))
-    }
+/// Tests write params with `json!`: this reads one as [`read`] does. The
+/// text is leaked so that the reading can borrow it for the whole test.
+#[cfg(test)]
+pub(crate) fn sketch_of(params: &serde_json::Value) -> &'static Sketch<'static> {
+    let text: &'static str = Box::leak(params.to_string().into_boxed_str());
+    Box::leak(Box::new(read(text).expect("test params are JSON")))
 }
 
 const ROLES: [&str; 4] = ["user", "agent", "ROLE_USER", "ROLE_AGENT"];
 
-fn message(p: &Obj, needs_message_id: bool) -> Result<(), String> {
+fn message(p: &Sketch<'_>, needs_message_id: bool) -> Result<(), String> {
     let msg = object(p, "params", "message")?;
-    let role = string(msg, "params.message", "role").map(|_| msg["role"].as_str())?;
-    if !role.is_some_and(|r| ROLES.contains(&r)) {
+    let role = string(msg, "params.message", "role")?;
+    if !ROLES.contains(&role) {
         return Err(format!(
             "params.message.role must be one of {}",
             ROLES.join(", ")
@@ -189,10 +125,10 @@ fn message(p: &Obj, needs_message_id: bool) -> Result<(), String> {
     }
     match msg.get("parts") {
         None => return Err("params.message.parts is required".into()),
-        Some(Value::Array(parts)) if parts.is_empty() => {
+        Some(Sketch::Arr(parts)) if parts.is_empty() => {
             return Err("params.message.parts must contain at least one part".into())
         }
-        Some(Value::Array(parts)) => {
+        Some(Sketch::Arr(parts)) => {
             if let Some(i) = parts.iter().position(|part| !part.is_object()) {
                 return Err(format!("params.message.parts[{i}] must be an object"));
             }
@@ -205,27 +141,27 @@ fn message(p: &Obj, needs_message_id: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn history_length(p: &Obj) -> Result<(), String> {
+fn history_length(p: &Sketch<'_>) -> Result<(), String> {
     match p.get("historyLength") {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Number(n)) if n.as_u64().is_some() => Ok(()),
+        None | Some(Sketch::Null) => Ok(()),
+        Some(n) if n.as_u64().is_some() => Ok(()),
         Some(_) => Err("params.historyLength must be a non-negative integer".into()),
     }
 }
 
-fn object<'a>(p: &'a Obj, at: &str, key: &str) -> Result<&'a Obj, String> {
+fn object<'s, 'a>(p: &'s Sketch<'a>, at: &str, key: &str) -> Result<&'s Sketch<'a>, String> {
     match p.get(key) {
-        Some(Value::Object(o)) => Ok(o),
-        None | Some(Value::Null) => Err(format!("{at}.{key} is required")),
+        Some(o @ Sketch::Obj(_)) => Ok(o),
+        None | Some(Sketch::Null) => Err(format!("{at}.{key} is required")),
         Some(_) => Err(format!("{at}.{key} must be an object")),
     }
 }
 
-fn string<'a>(p: &'a Obj, at: &str, key: &str) -> Result<&'a str, String> {
+fn string<'s>(p: &'s Sketch<'_>, at: &str, key: &str) -> Result<&'s str, String> {
     match p.get(key) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        Some(Value::String(_)) => Err(format!("{at}.{key} must not be empty")),
-        None | Some(Value::Null) => Err(format!("{at}.{key} is required")),
+        Some(Sketch::Str(s)) if !s.is_empty() => Ok(s),
+        Some(Sketch::Str(_)) => Err(format!("{at}.{key} must not be empty")),
+        None | Some(Sketch::Null) => Err(format!("{at}.{key} is required")),
         Some(_) => Err(format!("{at}.{key} must be a string")),
     }
 }

@@ -1,7 +1,7 @@
 //! Which task and context ids an upstream's answer reveals, for every
 //! protocol version. Pure: bytes in, ids out.
 
-use super::sketch::Sketch;
+use crate::sketch::Sketch;
 
 /// How deep an answer is read: response → result → tasks → task → status
 /// → state (a 1.0 `ListTasks` answer). Anything deeper is skipped unread.

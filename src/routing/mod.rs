@@ -18,17 +18,16 @@ pub mod learn;
 pub mod matcher;
 pub mod probe;
 pub mod request;
-pub mod sketch;
 
 use std::sync::Arc;
 
 use http::HeaderMap;
-use serde_json::Value;
 
 use crate::a2a::{Family, Method};
 use crate::config;
 use crate::error::GatewayError;
 use crate::fleet::FleetView;
+use crate::sketch::Sketch;
 use affinity::Affinity;
 
 /// The rule that picked the upstream (a bounded label for logs and metrics).
@@ -74,7 +73,7 @@ pub enum Decision {
 /// What routing may look at. Params are already parsed and validated.
 pub struct RouteInput<'a> {
     pub method: &'a Method,
-    pub params: Option<&'a Value>,
+    pub params: Option<&'a Sketch<'a>>,
     pub headers: &'a HeaderMap,
     /// The upstream named by an `/agents/{name}` path.
     pub path_upstream: Option<usize>,

@@ -2,9 +2,9 @@
 //! continues, the skill it names, and the text a matcher can read. Pure.
 
 use http::{HeaderMap, HeaderName};
-use serde_json::Value;
 
 use crate::a2a::{Family, Method, Version};
+use crate::sketch::Sketch;
 
 /// A task the request refers to. `must_exist` is false for a 0.1
 /// `tasks/send`, where the client picks the id of a new task.
@@ -15,11 +15,11 @@ pub struct TaskRef {
 }
 
 /// The task id a call is about, if any.
-pub fn task_ref(method: &Method, params: Option<&Value>) -> Option<TaskRef> {
+pub fn task_ref(method: &Method, params: Option<&Sketch<'_>>) -> Option<TaskRef> {
     let p = params?;
-    let text = |v: &Value, key: &str| {
+    let text = |v: &Sketch<'_>, key: &str| {
         v.get(key)
-            .and_then(Value::as_str)
+            .and_then(Sketch::as_str)
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
     };
@@ -49,7 +49,7 @@ pub fn task_ref(method: &Method, params: Option<&Value>) -> Option<TaskRef> {
 }
 
 /// The conversation a message continues (0.3/1.0 `contextId`, 0.1 `sessionId`).
-pub fn context_ref(method: &Method, params: Option<&Value>) -> Option<String> {
+pub fn context_ref(method: &Method, params: Option<&Sketch<'_>>) -> Option<String> {
     let p = params?;
     let found = match (method.family, method.version) {
         (Family::Send | Family::Stream, Version::V0_1) => p.get("sessionId"),
@@ -58,7 +58,7 @@ pub fn context_ref(method: &Method, params: Option<&Value>) -> Option<String> {
         _ => None,
     };
     found
-        .and_then(Value::as_str)
+        .and_then(Sketch::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
 }
@@ -69,7 +69,7 @@ pub fn skill_hint(
     headers: &HeaderMap,
     header: &HeaderName,
     keys: &[String],
-    params: Option<&Value>,
+    params: Option<&Sketch<'_>>,
 ) -> Option<String> {
     if let Some(v) = headers.get(header).and_then(|v| v.to_str().ok()) {
         let v = v.trim();
@@ -84,7 +84,7 @@ pub fn skill_hint(
     ];
     metadata.into_iter().flatten().find_map(|m| {
         keys.iter()
-            .find_map(|k| m.get(k).and_then(Value::as_str))
+            .find_map(|k| m.get(k).and_then(Sketch::as_str))
             .filter(|s| !s.trim().is_empty())
             .map(|s| s.trim().to_string())
     })
@@ -95,13 +95,13 @@ pub fn skill_hint(
 pub const MAX_MATCHED_CHARS: usize = 2048;
 
 /// The text of a message's text parts, for the matcher (bounded).
-pub fn message_text(params: Option<&Value>) -> Option<String> {
+pub fn message_text(params: Option<&Sketch<'_>>) -> Option<String> {
     let parts = params?.get("message")?.get("parts")?.as_array()?;
     let mut text = String::new();
     let mut room = MAX_MATCHED_CHARS;
     for part in parts
         .iter()
-        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .filter_map(|p| p.get("text").and_then(Sketch::as_str))
     {
         if room == 0 {
             break;
@@ -121,10 +121,11 @@ pub fn message_text(params: Option<&Value>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::a2a::methods::lookup;
-    use serde_json::json;
+    use crate::a2a::params::sketch_of as sk;
+    use serde_json::{json, Value};
 
     fn tref(method: &str, params: Value) -> Option<TaskRef> {
-        task_ref(lookup(method).unwrap(), Some(&params))
+        task_ref(lookup(method).unwrap(), Some(sk(&params)))
     }
 
     #[test]
@@ -187,15 +188,18 @@ mod tests {
         assert_eq!(
             context_ref(
                 m("message/send"),
-                Some(&json!({"message": {"contextId": "c"}}))
+                Some(sk(&json!({"message": {"contextId": "c"}})))
             ),
             Some("c".into())
         );
         assert_eq!(
-            context_ref(m("tasks/send"), Some(&json!({"sessionId": "s"}))),
+            context_ref(m("tasks/send"), Some(sk(&json!({"sessionId": "s"})))),
             Some("s".into())
         );
-        assert_eq!(context_ref(m("tasks/get"), Some(&json!({"id": "t"}))), None);
+        assert_eq!(
+            context_ref(m("tasks/get"), Some(sk(&json!({"id": "t"})))),
+            None
+        );
     }
 
     #[test]
@@ -205,21 +209,21 @@ mod tests {
         let mut h = HeaderMap::new();
         let p = json!({"metadata": {"skillId": "from-params"}, "message": {"metadata": {"skillId": "from-message"}}});
         assert_eq!(
-            skill_hint(&h, &header, &keys, Some(&p)),
+            skill_hint(&h, &header, &keys, Some(sk(&p))),
             Some("from-params".into())
         );
         let p2 = json!({"message": {"metadata": {"skillId": " from-message "}}});
         assert_eq!(
-            skill_hint(&h, &header, &keys, Some(&p2)),
+            skill_hint(&h, &header, &keys, Some(sk(&p2))),
             Some("from-message".into())
         );
         h.insert("a2a-skill", "from-header".parse().unwrap());
         assert_eq!(
-            skill_hint(&h, &header, &keys, Some(&p)),
+            skill_hint(&h, &header, &keys, Some(sk(&p))),
             Some("from-header".into())
         );
         assert_eq!(
-            skill_hint(&HeaderMap::new(), &header, &keys, Some(&json!({}))),
+            skill_hint(&HeaderMap::new(), &header, &keys, Some(sk(&json!({})))),
             None
         );
     }
@@ -227,9 +231,9 @@ mod tests {
     #[test]
     fn text_of_all_text_parts() {
         let p = json!({"message": {"parts": [{"kind": "text", "text": "a"}, {"data": {}}, {"text": "b"}]}});
-        assert_eq!(message_text(Some(&p)), Some("a\nb".into()));
+        assert_eq!(message_text(Some(sk(&p))), Some("a\nb".into()));
         assert_eq!(
-            message_text(Some(&json!({"message": {"parts": [{"data": 1}]}}))),
+            message_text(Some(sk(&json!({"message": {"parts": [{"data": 1}]}})))),
             None
         );
     }
@@ -239,7 +243,7 @@ mod tests {
         let long = "é".repeat(10 * MAX_MATCHED_CHARS);
         let p = json!({"message": {"parts": [{"text": long}, {"text": "more"}]}});
         assert_eq!(
-            message_text(Some(&p)).unwrap().chars().count(),
+            message_text(Some(sk(&p))).unwrap().chars().count(),
             MAX_MATCHED_CHARS
         );
     }
