@@ -260,17 +260,18 @@ impl Metrics {
 
     /// Counts the task states in an answer, and a task's duration once it
     /// reaches a terminal state (when its start was seen here too).
-    pub fn task_states_seen(&self, seen: &crate::routing::learn::Seen, skill: &str) {
-        for &(ref task, known) in &seen.states {
+    pub fn task_states_seen(&self, seen: &crate::routing::learn::Seen<'_>, skill: &str) {
+        for (task, known) in &seen.states {
+            let task: &str = task;
             self.task_states.with_label_values(&[skill, known]).inc();
-            if TERMINAL.contains(&known) {
+            if TERMINAL.contains(known) {
                 if let Some(first) = self.first_seen.remove(task) {
                     self.task_duration
                         .with_label_values(&[skill])
                         .observe(first.elapsed().as_secs_f64());
                 }
             } else if self.first_seen.get(task).is_none() {
-                self.first_seen.insert(task.clone(), Instant::now());
+                self.first_seen.insert(task.to_owned(), Instant::now());
             }
         }
     }

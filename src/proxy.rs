@@ -435,14 +435,14 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
         return Err(GatewayError::UnsupportedMediaType("no Content-Type".into()));
     };
     let text = value.to_str().unwrap_or("");
-    let mime = text
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let mime = text.split(';').next().unwrap_or("").trim().as_bytes();
+    let is = |prefix: &[u8], suffix: &[u8]| {
+        mime.len() >= prefix.len() + suffix.len()
+            && mime[..prefix.len()].eq_ignore_ascii_case(prefix)
+            && mime[mime.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
     // `application/a2a+json` and other `+json` types are JSON too.
-    if mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json")) {
+    if mime.eq_ignore_ascii_case(b"application/json") || is(b"application/", b"+json") {
         Ok(())
     } else {
         let shown: String = text.chars().take(64).collect();

@@ -312,8 +312,9 @@ pub fn webhook_values<'s, 'a>(
 ) -> Vec<(String, &'s Sketch<'a>)> {
     let mut found = Vec::new();
     if let Some(params) = params {
+        let mut trail = Vec::new();
         for shape in shapes(method) {
-            collect(params, shape, "params".into(), &mut found);
+            collect(params, shape, &mut trail, &mut found);
         }
     }
     found
@@ -321,15 +322,16 @@ pub fn webhook_values<'s, 'a>(
 
 /// Follows `shape` from `node`, every spelling at every step. `null` counts
 /// as absent: clients that write unset optional fields as `null` carry no
-/// webhook, and refusing them would break them for nothing.
+/// webhook, and refusing them would break them for nothing. The path is
+/// written out only for what is found (most calls carry no webhook).
 fn collect<'s, 'a>(
     node: &'s Sketch<'a>,
     shape: Shape,
-    path: String,
+    trail: &mut Vec<&'static str>,
     found: &mut Vec<(String, &'s Sketch<'a>)>,
 ) {
     let Some((keys, rest)) = shape.split_first() else {
-        found.push((path, node));
+        found.push((format!("params.{}", trail.join(".")), node));
         return;
     };
     if !node.is_object() {
@@ -338,7 +340,11 @@ fn collect<'s, 'a>(
     for key in *keys {
         match node.get(key) {
             None | Some(Sketch::Null) => {}
-            Some(child) => collect(child, rest, format!("{path}.{key}"), found),
+            Some(child) => {
+                trail.push(key);
+                collect(child, rest, trail, found);
+                trail.pop();
+            }
         }
     }
 }

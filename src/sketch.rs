@@ -11,7 +11,8 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Number;
 
@@ -197,12 +198,12 @@ impl<'de> Visitor<'de> for Reading {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Sketch<'de>, A::Error> {
         if self.levels <= 1 {
-            while map.next_entry::<Cow<'de, str>, &RawValue>()?.is_some() {}
+            while map.next_entry::<IgnoredAny, &RawValue>()?.is_some() {}
             return Ok(Sketch::Deep);
         }
         let mut members: Vec<(Cow<'de, str>, Sketch<'de>)> = Vec::new();
         let mut names: Option<HashSet<Cow<'de, str>>> = None;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(Name(key)) = map.next_key::<Name<'de>>()? {
             if self.unique && repeats(&members, &mut names, &key) {
                 return Err(serde::de::Error::custom(format!(
                     "member '{key}' appears twice"
@@ -216,6 +217,34 @@ impl<'de> Visitor<'de> for Reading {
             members.push((key, value));
         }
         Ok(Sketch::Obj(members))
+    }
+}
+
+/// A member name, borrowed from the input unless it has escapes. (serde's
+/// own `Cow<str>` always copies: one allocation per member read.)
+struct Name<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(NameVisitor)
+    }
+}
+
+struct NameVisitor;
+
+impl<'de> Visitor<'de> for NameVisitor {
+    type Value = Name<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Name<'de>, E> {
+        Ok(Name(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Name<'de>, E> {
+        Ok(Name(Cow::Owned(v.to_owned())))
     }
 }
 
@@ -266,6 +295,16 @@ mod tests {
     fn escaped_strings_are_decoded_and_the_last_duplicate_wins() {
         let s = Sketch::parse(r#"{"k":"a\"b","k":"c\u00e9"}"#, 2).unwrap();
         assert_eq!(s.get("k").and_then(Sketch::as_str), Some("cé"));
+    }
+
+    #[test]
+    fn names_are_borrowed_unless_escaped() {
+        let s = Sketch::parse(r#"{"plain":1,"e\u0073c":2}"#, 2).unwrap();
+        let Sketch::Obj(members) = &s else {
+            panic!("an object: {s:?}")
+        };
+        assert!(matches!(members[0].0, Cow::Borrowed("plain")));
+        assert!(matches!(&members[1].0, Cow::Owned(name) if name == "esc"));
     }
 
     #[test]

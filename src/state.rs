@@ -139,7 +139,7 @@ impl AppState {
     /// and the task states seen, for the metrics.
     pub fn observe_answer(
         &self,
-        seen: &crate::routing::learn::Seen,
+        seen: &crate::routing::learn::Seen<'_>,
         owner: &std::sync::Arc<str>,
         skill: Option<&str>,
     ) {

@@ -745,6 +745,7 @@ async fn content_type_must_be_json() {
         "application/json; charset=utf-8",
         "application/a2a+json",
         "Application/JSON",
+        "APPLICATION/vnd.example+JSON ; charset=utf-8",
     ]
     .into_iter()
     .enumerate()

@@ -47,7 +47,7 @@ impl Affinity {
         remember(&self.contexts, context, upstream);
     }
 
-    pub fn learn(&self, seen: &Seen, upstream: &Arc<str>) {
+    pub fn learn(&self, seen: &Seen<'_>, upstream: &Arc<str>) {
         for t in &seen.tasks {
             self.learn_task(t, upstream);
         }

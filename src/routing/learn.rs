@@ -1,6 +1,8 @@
 //! Which task and context ids an upstream's answer reveals, for every
 //! protocol version. Pure: bytes in, ids out.
 
+use std::borrow::Cow;
+
 use crate::sketch::Sketch;
 
 /// How deep an answer is read: response → result → tasks → task → status
@@ -43,27 +45,57 @@ pub const TASK_STATES: [&str; 9] = [
     "unknown",
 ];
 
-/// Ids seen in one answer.
+/// Ids seen in one answer, borrowed from it where they had no escapes.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Seen {
-    pub tasks: Vec<String>,
-    pub contexts: Vec<String>,
+pub struct Seen<'a> {
+    pub tasks: Vec<Cow<'a, str>>,
+    pub contexts: Vec<Cow<'a, str>>,
     /// (task id, state) with the state as one of [`TASK_STATES`] (0.x
     /// spelling: "working", "input-required"; anything else "unknown").
-    pub states: Vec<(String, &'static str)>,
+    pub states: Vec<(Cow<'a, str>, &'static str)>,
     /// The kind of each event or result: status, artifact, task, message,
     /// error, other.
     pub kinds: Vec<&'static str>,
 }
 
-impl Seen {
+impl Seen<'_> {
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty() && self.contexts.is_empty()
+    }
+
+    /// The same, owning its ids (for an answer read from a copy).
+    fn into_owned(self) -> Seen<'static> {
+        let own = |ids: Vec<Cow<'_, str>>| {
+            ids.into_iter()
+                .map(|id| Cow::Owned(id.into_owned()))
+                .collect()
+        };
+        Seen {
+            tasks: own(self.tasks),
+            contexts: own(self.contexts),
+            states: self
+                .states
+                .into_iter()
+                .map(|(task, state)| (Cow::Owned(task.into_owned()), state))
+                .collect(),
+            kinds: self.kinds,
+        }
+    }
+
+    fn extend(&mut self, other: Seen<'static>) {
+        for id in other.tasks {
+            push(&mut self.tasks, id);
+        }
+        for id in other.contexts {
+            push(&mut self.contexts, id);
+        }
+        self.states.extend(other.states);
+        self.kinds.extend(other.kinds);
     }
 }
 
 /// Ids in a unary JSON-RPC response body (nothing if it is not one).
-pub fn from_response(body: &[u8]) -> Seen {
+pub fn from_response(body: &[u8]) -> Seen<'_> {
     let mut seen = Seen::default();
     let parsed = std::str::from_utf8(body)
         .ok()
@@ -74,7 +106,7 @@ pub fn from_response(body: &[u8]) -> Seen {
     seen
 }
 
-fn absorb(response: &Sketch<'_>, seen: &mut Seen) {
+fn absorb<'a>(response: &Sketch<'a>, seen: &mut Seen<'a>) {
     match (response.get("result"), response.get("error")) {
         (Some(result), _) => {
             seen.kinds.push(kind_of(result));
@@ -127,15 +159,19 @@ pub fn state_label(state: &str) -> &'static str {
 }
 
 /// Ids in a chunk of whole SSE events (each `data:` is a JSON-RPC response).
-pub fn from_events(chunk: &[u8]) -> Seen {
+/// JSON is UTF-8: an event with a line that is not is skipped.
+pub fn from_events(chunk: &[u8]) -> Seen<'_> {
     let mut seen = Seen::default();
-    let text = String::from_utf8_lossy(chunk);
     let mut data = EventData::default();
-    for line in text.split(['\n', '\r']) {
+    for line in chunk.split(|&b| b == b'\n' || b == b'\r') {
         if line.is_empty() {
             data.absorb(&mut seen);
-        } else if let Some(rest) = line.strip_prefix("data:") {
-            data.push(rest.strip_prefix(' ').unwrap_or(rest));
+        } else if let Some(rest) = line.strip_prefix(b"data:") {
+            let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+            match std::str::from_utf8(rest) {
+                Ok(text) => data.push(text),
+                Err(_) => data.broken = true,
+            }
         }
     }
     data.absorb(&mut seen);
@@ -148,6 +184,7 @@ pub fn from_events(chunk: &[u8]) -> Seen {
 struct EventData<'a> {
     first: Option<&'a str>,
     joined: Option<String>,
+    broken: bool,
 }
 
 impl<'a> EventData<'a> {
@@ -163,13 +200,18 @@ impl<'a> EventData<'a> {
     }
 
     /// Reads the event (if it had data) and starts the next.
-    fn absorb(&mut self, seen: &mut Seen) {
-        let joined = self.joined.take();
-        let Some(text) = joined.as_deref().or(self.first.take()) else {
+    fn absorb(&mut self, seen: &mut Seen<'a>) {
+        let (first, joined) = (self.first.take(), self.joined.take());
+        if std::mem::take(&mut self.broken) {
             return;
-        };
-        self.first = None;
-        if let Some(v) = Sketch::parse_keeping(text, LEVELS, read_member) {
+        }
+        if let Some(joined) = joined {
+            let mut own = Seen::default();
+            if let Some(v) = Sketch::parse_keeping(&joined, LEVELS, read_member) {
+                absorb(&v, &mut own);
+            }
+            seen.extend(own.into_owned());
+        } else if let Some(v) = first.and_then(|t| Sketch::parse_keeping(t, LEVELS, read_member)) {
             absorb(&v, seen);
         }
     }
@@ -177,7 +219,7 @@ impl<'a> EventData<'a> {
 
 /// 1.0 wraps results (`{"task": …}`, `{"statusUpdate": …}`); 0.x results
 /// are the object itself, told apart by `kind` (0.3) or shape (0.1).
-fn from_result(result: &Sketch<'_>, seen: &mut Seen) {
+fn from_result<'a>(result: &Sketch<'a>, seen: &mut Seen<'a>) {
     if !result.is_object() {
         return;
     }
@@ -196,22 +238,21 @@ fn from_result(result: &Sketch<'_>, seen: &mut Seen) {
     from_object(result, is_task, seen);
 }
 
-fn from_object(obj: &Sketch<'_>, is_task: bool, seen: &mut Seen) {
-    let text = |key: &str| {
-        obj.get(key)
-            .and_then(Sketch::as_str)
-            .filter(|s| !s.is_empty())
+fn from_object<'a>(obj: &Sketch<'a>, is_task: bool, seen: &mut Seen<'a>) {
+    let text = |key: &str| match obj.get(key) {
+        Some(Sketch::Str(s)) if !s.is_empty() => Some(s.clone()),
+        _ => None,
     };
     let task = if is_task { text("id") } else { text("taskId") };
     let state = obj
         .get("status")
         .and_then(|s| s.get("state"))
         .and_then(Sketch::as_str);
-    if let (Some(task), Some(state)) = (task, state) {
-        seen.states.push((task.to_string(), state_label(state)));
+    if let (Some(task), Some(state)) = (&task, state) {
+        seen.states.push((task.clone(), state_label(state)));
     }
     if is_task {
-        if let Some(id) = text("id") {
+        if let Some(id) = task {
             push(&mut seen.tasks, id);
         }
     }
@@ -225,9 +266,9 @@ fn from_object(obj: &Sketch<'_>, is_task: bool, seen: &mut Seen) {
     }
 }
 
-fn push(list: &mut Vec<String>, id: &str) {
-    if !list.iter().any(|x| x == id) {
-        list.push(id.to_string());
+fn push<'a>(list: &mut Vec<Cow<'a, str>>, id: Cow<'a, str>) {
+    if !list.contains(&id) {
+        list.push(id);
     }
 }
 
@@ -249,7 +290,7 @@ mod tests {
             seen.kinds,
             ["status", "status", "artifact", "error", "status"]
         );
-        let states: Vec<(&str, &str)> = seen.states.iter().map(|(t, s)| (t.as_str(), *s)).collect();
+        let states: Vec<(&str, &str)> = seen.states.iter().map(|(t, s)| (t.as_ref(), *s)).collect();
         assert_eq!(
             states,
             [
@@ -262,7 +303,7 @@ mod tests {
             br#"{"result":{"task":{"id":"t4","status":{"state":"TASK_STATE_COMPLETED"}}}}"#,
         );
         assert_eq!(unary.kinds, ["task"]);
-        assert_eq!(unary.states, [("t4".to_string(), "completed")]);
+        assert_eq!(unary.states, [(Cow::from("t4"), "completed")]);
     }
 
     #[test]
@@ -278,10 +319,7 @@ mod tests {
         assert_eq!(seen.kinds, ["task", "status"]);
         assert_eq!(
             seen.states,
-            [
-                ("t9".to_string(), "working"),
-                ("t9".to_string(), "completed")
-            ]
+            [(Cow::from("t9"), "working"), (Cow::from("t9"), "completed")]
         );
     }
 
@@ -311,11 +349,12 @@ mod tests {
         let seen = from_response(answer);
         assert_eq!(seen.tasks, ["t5"]);
         assert_eq!(seen.contexts, ["c5"]);
-        assert_eq!(seen.states, [("t5".to_string(), "working")]);
+        assert_eq!(seen.states, [(Cow::from("t5"), "working")]);
     }
 
-    fn ids(seen: Seen) -> (Vec<String>, Vec<String>) {
-        (seen.tasks, seen.contexts)
+    fn ids(seen: Seen<'_>) -> (Vec<String>, Vec<String>) {
+        let own = |ids: Vec<Cow<'_, str>>| ids.into_iter().map(Cow::into_owned).collect();
+        (own(seen.tasks), own(seen.contexts))
     }
 
     fn v(tasks: &[&str], contexts: &[&str]) -> (Vec<String>, Vec<String>) {
@@ -378,6 +417,25 @@ mod tests {
             ids(from_events(chunk.as_bytes())),
             v(&["t1", "t2", "t3", "t4"], &["c1", "c2"])
         );
+    }
+
+    #[test]
+    fn an_event_that_is_not_utf8_is_skipped_and_the_others_are_read() {
+        let mut chunk = b"data: {\"result\":{\"kind\":\"task\",\"id\":\"t1\"}}\n\n".to_vec();
+        chunk.extend_from_slice(b"data: {\"result\":{\"kind\":\"task\",\"id\":\"t\xff\"}}\n\n");
+        chunk.extend_from_slice(b"data: {\"result\":\ndata: {\"taskId\":\"\xfe\"}}\n\n");
+        chunk.extend_from_slice(b"data: {\"result\":{\"kind\":\"task\",\"id\":\"t3\"}}\n\n");
+        let seen = from_events(&chunk);
+        assert_eq!(seen.tasks, ["t1", "t3"]);
+        assert_eq!(seen.kinds, ["task", "task"]);
+    }
+
+    #[test]
+    fn escaped_ids_are_owned_and_plain_ones_borrowed() {
+        let seen = from_response(br#"{"result":{"kind":"task","id":"t\u0031","contextId":"c1"}}"#);
+        assert_eq!(seen.tasks, ["t1"]);
+        assert!(matches!(seen.tasks[0], Cow::Owned(_)));
+        assert!(matches!(seen.contexts[0], Cow::Borrowed("c1")));
     }
 
     #[test]

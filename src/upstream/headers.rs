@@ -43,15 +43,16 @@ pub fn add_forwarded(
     proto: &'static str,
     host: Option<HeaderValue>,
 ) {
+    use std::fmt::Write;
     let xff = HeaderName::from_static("x-forwarded-for");
-    let mut chain: Vec<String> = headers
-        .get_all(&xff)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .collect();
-    chain.push(client.to_string());
-    if let Ok(v) = HeaderValue::from_str(&chain.join(", ")) {
+    // One string for the whole chain: it is built for every call.
+    let mut chain = String::with_capacity(48);
+    for earlier in headers.get_all(&xff).iter().filter_map(|v| v.to_str().ok()) {
+        chain.push_str(earlier);
+        chain.push_str(", ");
+    }
+    let _ = write!(chain, "{client}");
+    if let Ok(v) = HeaderValue::from_maybe_shared(bytes::Bytes::from(chain)) {
         headers.insert(xff, v);
     }
     headers.insert(
