@@ -21,6 +21,9 @@ use crate::state::{AppState, Shared};
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
 
+type HandlerFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
 /// Credentials a client may send, plus the API-key headers configured for
 /// the gateway's own schemes; marked sensitive so no log prints them.
 fn sensitive_headers(state: &AppState) -> Vec<HeaderName> {
@@ -42,7 +45,12 @@ pub fn proxy(shared: Shared) -> HttpService {
     let sensitive = sensitive_headers(&shared.load());
     let handler = service_fn(move |request: Request<Incoming>| {
         let state = shared.load_full();
-        async move { Ok::<_, Infallible>(crate::dispatch::dispatch(state, request).await) }
+        // Boxed here, so that each layer above wraps a pointer: unboxed, every
+        // layer's `call` moved the whole handler future (kilobytes) again,
+        // which was most of the gateway's memcpy time on small calls.
+        let handled: HandlerFuture =
+            Box::pin(async move { Ok(crate::dispatch::dispatch(state, request).await) });
+        handled
     });
     let stack = ServiceBuilder::new()
         // Outermost: credentials are marked before any layer could log them.
