@@ -163,7 +163,11 @@ pub fn state_label(state: &str) -> &'static str {
 pub fn from_events(chunk: &[u8]) -> Seen<'_> {
     let mut seen = Seen::default();
     let mut data = EventData::default();
-    for line in chunk.split(|&b| b == b'\n' || b == b'\r') {
+    let mut start = 0;
+    let ends = memchr::memchr2_iter(b'\n', b'\r', chunk).chain(std::iter::once(chunk.len()));
+    for end in ends {
+        let line = &chunk[start..end];
+        start = end + 1;
         if line.is_empty() {
             data.absorb(&mut seen);
         } else if let Some(rest) = line.strip_prefix(b"data:") {

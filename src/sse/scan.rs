@@ -21,21 +21,27 @@ impl EventScanner {
     /// exactly that many bytes from the front of its buffer.
     pub fn scan(&mut self, buf: &[u8]) -> usize {
         let mut boundary = 0;
-        for (i, &b) in buf.iter().enumerate().skip(self.pos) {
-            match b {
-                b'\n' if self.after_cr => self.after_cr = false,
-                b'\n' | b'\r' => {
-                    self.after_cr = b == b'\r';
-                    if !self.in_line {
-                        boundary = i + 1;
-                    }
-                    self.in_line = false;
-                }
-                _ => {
-                    self.after_cr = false;
-                    self.in_line = true;
-                }
+        let mut i = self.pos;
+        while i < buf.len() {
+            // Everything up to the next CR or LF is line content: one search
+            // (memchr, SIMD) instead of a look at every byte of an event.
+            let end = memchr::memchr2(b'\n', b'\r', &buf[i..]).map(|n| i + n);
+            if end != Some(i) {
+                self.in_line = true;
+                self.after_cr = false;
             }
+            let Some(at) = end else { break };
+            let b = buf[at];
+            if b == b'\n' && self.after_cr {
+                self.after_cr = false;
+            } else {
+                self.after_cr = b == b'\r';
+                if !self.in_line {
+                    boundary = at + 1;
+                }
+                self.in_line = false;
+            }
+            i = at + 1;
         }
         self.pos = buf.len() - boundary;
         boundary
@@ -99,6 +105,49 @@ mod tests {
             run(&[": keep-alive\n\n", "event: x\ndata: 1\ndata: 2\n\n"]),
             [": keep-alive\n\n", "event: x\ndata: 1\ndata: 2\n\n"]
         );
+    }
+
+    /// The scanner as first written, a byte at a time: the reference.
+    fn reference(state: &mut (bool, bool), buf: &[u8], from: usize) -> usize {
+        let (in_line, after_cr) = state;
+        let mut boundary = 0;
+        for (i, &b) in buf.iter().enumerate().skip(from) {
+            match b {
+                b'\n' if *after_cr => *after_cr = false,
+                b'\n' | b'\r' => {
+                    *after_cr = b == b'\r';
+                    if !*in_line {
+                        boundary = i + 1;
+                    }
+                    *in_line = false;
+                }
+                _ => {
+                    *after_cr = false;
+                    *in_line = true;
+                }
+            }
+        }
+        boundary
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn finds_the_boundaries_a_byte_at_a_time_scan_finds(
+            chunks in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"ab:\r\n".to_vec()), 0..12),
+                1..8,
+            )
+        ) {
+            let (mut fast, mut slow) = (EventScanner::default(), (false, false));
+            let (mut buf, mut slow_pos) = (Vec::new(), 0);
+            for chunk in chunks {
+                buf.extend_from_slice(&chunk);
+                let want = reference(&mut slow, &buf, slow_pos);
+                slow_pos = buf.len() - want;
+                proptest::prop_assert_eq!(fast.scan(&buf), want);
+                buf.drain(..want);
+            }
+        }
     }
 
     #[test]
