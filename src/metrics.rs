@@ -8,10 +8,12 @@ use prometheus::{
     IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::a2a::jsonrpc;
 use crate::error::codes;
+use crate::routing::learn::Seen;
 
 pub struct Metrics {
     registry: Registry,
@@ -260,20 +262,24 @@ impl Metrics {
 
     /// Counts the task states in an answer, and a task's duration once it
     /// reaches a terminal state (when its start was seen here too).
-    pub fn task_states_seen(&self, seen: &crate::routing::learn::Seen<'_>, skill: &str) {
+    pub fn task_states_seen(&self, seen: &Seen<'_>, skill: &str) {
         for (task, known) in &seen.states {
             let task: &str = task;
             self.task_states.with_label_values(&[skill, known]).inc();
             if TERMINAL.contains(known) {
                 if let Some(first) = self.first_seen.remove(task) {
-                    self.task_duration
-                        .with_label_values(&[skill])
-                        .observe(first.elapsed().as_secs_f64());
+                    self.task_ended(skill, first);
                 }
             } else if self.first_seen.get(task).is_none() {
                 self.first_seen.insert(task.to_owned(), Instant::now());
             }
         }
+    }
+
+    fn task_ended(&self, skill: &str, first: Instant) {
+        self.task_duration
+            .with_label_values(&[skill])
+            .observe(first.elapsed().as_secs_f64());
     }
 
     /// The text exposition format.
@@ -296,6 +302,95 @@ impl Default for Metrics {
 }
 
 const TERMINAL: [&str; 4] = ["completed", "failed", "canceled", "rejected"];
+
+/// The tasks one stream has seen start and not yet end. A stream usually
+/// shows its task from its first state to its last, so it times the task
+/// itself: the shared `first_seen` cache (a moka insert and remove per
+/// stream, most of the metrics' cost on streams) is only read for a task
+/// that may have started before the stream, and only written for one still
+/// running when the stream ends. Timings are the same as with the cache alone.
+pub struct StreamTasks {
+    metrics: Arc<Metrics>,
+    started: Vec<Started>,
+}
+
+struct Started {
+    task: String,
+    at: Instant,
+    /// The start came from `first_seen`, where it stays until the end.
+    shared: bool,
+}
+
+/// A stream that names more running tasks than this counts the rest through
+/// the shared cache alone.
+const STREAM_TASKS: usize = 16;
+
+impl StreamTasks {
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Self {
+            metrics,
+            started: Vec::new(),
+        }
+    }
+
+    /// As [`Metrics::task_states_seen`], for one chunk of the stream.
+    pub fn states_seen(&mut self, seen: &Seen<'_>, skill: &str) {
+        let m = &*self.metrics;
+        for (task, known) in &seen.states {
+            let task: &str = task;
+            let mine = self.started.iter().position(|s| s.task == task);
+            if mine.is_none() && self.started.len() >= STREAM_TASKS {
+                m.task_states_seen(&one_state(task, known), skill);
+                continue;
+            }
+            m.task_states.with_label_values(&[skill, known]).inc();
+            if TERMINAL.contains(known) {
+                // Removed from the shared cache in any case: another call
+                // may have put it there meanwhile, and it has ended for all.
+                let shared = m.first_seen.remove(task);
+                let first = match mine {
+                    Some(i) => Some(self.started.swap_remove(i).at),
+                    None => shared,
+                };
+                if let Some(first) = first {
+                    m.task_ended(skill, first);
+                }
+            } else if mine.is_none() {
+                let (at, shared) = match m.first_seen.get(task) {
+                    Some(at) => (at, true),
+                    None => (Instant::now(), false),
+                };
+                self.started.push(Started {
+                    task: task.to_owned(),
+                    at,
+                    shared,
+                });
+            }
+        }
+    }
+}
+
+fn one_state<'a>(task: &'a str, state: &'static str) -> Seen<'a> {
+    Seen {
+        states: vec![(task.into(), state)],
+        ..Seen::default()
+    }
+}
+
+impl Drop for StreamTasks {
+    /// Tasks still running when the stream ends go to the shared cache, so
+    /// that a later answer (another stream, a `tasks/get`) can time them.
+    fn drop(&mut self) {
+        let cache = &self.metrics.first_seen;
+        for started in self.started.drain(..) {
+            // The earliest sighting wins, as with the cache alone.
+            let earlier = cache.get(&started.task).is_some_and(|at| at <= started.at);
+            if !started.shared && !earlier {
+                cache.insert(started.task, started.at);
+            }
+        }
+    }
+}
 
 /// The bounded label for a JSON-RPC error code.
 pub fn error_class(code: Option<i32>) -> &'static str {
@@ -339,6 +434,92 @@ mod tests {
         let text = m.render();
         assert!(text.contains("a2a_gateway_requests_total{"));
         assert!(text.contains("a2a_gateway_build_info{version=\""));
+    }
+
+    fn states<'a>(pairs: &[(&'a str, &'static str)]) -> Seen<'a> {
+        Seen {
+            states: pairs.iter().map(|&(t, s)| (t.into(), s)).collect(),
+            ..Seen::default()
+        }
+    }
+
+    fn timed(m: &Metrics) -> u64 {
+        m.task_duration.with_label_values(&["s"]).get_sample_count()
+    }
+
+    fn shared_entries(m: &Metrics) -> u64 {
+        m.first_seen.run_pending_tasks();
+        m.first_seen.entry_count()
+    }
+
+    #[test]
+    fn a_stream_times_its_own_task_without_the_shared_cache() {
+        let m = Arc::new(Metrics::new());
+        let mut tasks = StreamTasks::new(m.clone());
+        tasks.states_seen(&states(&[("t", "working")]), "s");
+        tasks.states_seen(&states(&[("t", "working"), ("t", "completed")]), "s");
+        drop(tasks);
+        assert_eq!(timed(&m), 1);
+        assert_eq!(shared_entries(&m), 0);
+        let count = |state| m.task_states.with_label_values(&["s", state]).get();
+        assert_eq!((count("working"), count("completed")), (2, 1));
+    }
+
+    #[test]
+    fn a_task_seen_before_the_stream_is_timed_from_then_and_once() {
+        let m = Arc::new(Metrics::new());
+        m.task_states_seen(&states(&[("t", "input-required")]), "s");
+        let mut tasks = StreamTasks::new(m.clone());
+        tasks.states_seen(&states(&[("t", "working"), ("t", "completed")]), "s");
+        drop(tasks);
+        assert_eq!(timed(&m), 1);
+        assert_eq!(
+            shared_entries(&m),
+            0,
+            "the shared start is gone with the task"
+        );
+        m.task_states_seen(&states(&[("t", "completed")]), "s");
+        assert_eq!(timed(&m), 1, "not timed twice");
+    }
+
+    #[test]
+    fn a_task_still_running_when_the_stream_ends_is_timed_later() {
+        let m = Arc::new(Metrics::new());
+        let mut tasks = StreamTasks::new(m.clone());
+        tasks.states_seen(&states(&[("t", "input-required")]), "s");
+        drop(tasks);
+        assert_eq!(shared_entries(&m), 1);
+        m.task_states_seen(&states(&[("t", "completed")]), "s");
+        assert_eq!(timed(&m), 1);
+    }
+
+    #[test]
+    fn a_start_another_call_shares_meanwhile_is_not_timed_twice() {
+        let m = Arc::new(Metrics::new());
+        let mut tasks = StreamTasks::new(m.clone());
+        tasks.states_seen(&states(&[("t", "working")]), "s");
+        m.task_states_seen(&states(&[("t", "working")]), "s");
+        tasks.states_seen(&states(&[("t", "completed")]), "s");
+        drop(tasks);
+        m.task_states_seen(&states(&[("t", "completed")]), "s");
+        assert_eq!(timed(&m), 1);
+        assert_eq!(shared_entries(&m), 0);
+    }
+
+    #[test]
+    fn a_stream_naming_many_tasks_counts_the_rest_through_the_shared_cache() {
+        let m = Arc::new(Metrics::new());
+        let ids: Vec<String> = (0..40).map(|i| format!("t{i}")).collect();
+        let mut tasks = StreamTasks::new(m.clone());
+        let running: Vec<(&str, &str)> = ids.iter().map(|t| (t.as_str(), "working")).collect();
+        tasks.states_seen(&states(&running), "s");
+        assert_eq!(tasks.started.len(), STREAM_TASKS);
+        let done: Vec<(&str, &str)> = ids.iter().map(|t| (t.as_str(), "completed")).collect();
+        tasks.states_seen(&states(&done), "s");
+        drop(tasks);
+        assert_eq!(timed(&m), 40);
+        assert_eq!(shared_entries(&m), 0);
+        assert_eq!(m.task_states.with_label_values(&["s", "working"]).get(), 40);
     }
 
     #[test]

@@ -497,6 +497,7 @@ fn relay(
         let upstream = owner.to_string();
         let open = StreamOpen::new(state.metrics.clone());
         let mut first = true;
+        let mut tasks = crate::metrics::StreamTasks::new(state.metrics.clone());
         let on_events = Box::new(move |events: &[u8]| {
             let observed = learn::from_events(events);
             let metrics = &learner.metrics;
@@ -508,7 +509,7 @@ fn relay(
             for kind in &observed.kinds {
                 metrics.sse_events.with_label_values(&[kind]).inc();
             }
-            learner.observe_answer(&observed, &owner, seen.skill.as_deref());
+            learner.observe_events(&observed, &owner, seen.skill.as_deref(), &mut tasks);
         });
         let settings = RelaySettings {
             upstream,

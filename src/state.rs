@@ -149,6 +149,21 @@ impl AppState {
         self.metrics.task_states_seen(seen, skill.unwrap_or("none"));
     }
 
+    /// As [`AppState::observe_answer`], for a chunk of a stream whose tasks
+    /// `tasks` times.
+    pub fn observe_events(
+        &self,
+        seen: &crate::routing::learn::Seen<'_>,
+        owner: &std::sync::Arc<str>,
+        skill: Option<&str>,
+        tasks: &mut crate::metrics::StreamTasks,
+    ) {
+        if self.remembers_owners() {
+            self.fleet.affinity.learn(seen, owner);
+        }
+        tasks.states_seen(seen, skill.unwrap_or("none"));
+    }
+
     /// Whether task and conversation owners are worth learning: with one
     /// upstream every call goes to it, so there is nothing to remember.
     pub fn remembers_owners(&self) -> bool {
