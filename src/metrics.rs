@@ -264,15 +264,19 @@ impl Metrics {
     /// reaches a terminal state (when its start was seen here too).
     pub fn task_states_seen(&self, seen: &Seen<'_>, skill: &str) {
         for (task, known) in &seen.states {
-            let task: &str = task;
-            self.task_states.with_label_values(&[skill, known]).inc();
-            if TERMINAL.contains(known) {
-                if let Some(first) = self.first_seen.remove(task) {
-                    self.task_ended(skill, first);
-                }
-            } else if self.first_seen.get(task).is_none() {
-                self.first_seen.insert(task.to_owned(), Instant::now());
+            self.task_state_seen(task, known, skill);
+        }
+    }
+
+    /// One task state, timed through the shared `first_seen` cache.
+    fn task_state_seen(&self, task: &str, known: &str, skill: &str) {
+        self.task_states.with_label_values(&[skill, known]).inc();
+        if TERMINAL.contains(&known) {
+            if let Some(first) = self.first_seen.remove(task) {
+                self.task_ended(skill, first);
             }
+        } else if self.first_seen.get(task).is_none() {
+            self.first_seen.insert(task.to_owned(), Instant::now());
         }
     }
 
@@ -340,7 +344,7 @@ impl StreamTasks {
             let task: &str = task;
             let mine = self.started.iter().position(|s| s.task == task);
             if mine.is_none() && self.started.len() >= STREAM_TASKS {
-                m.task_states_seen(&one_state(task, known), skill);
+                m.task_state_seen(task, known, skill);
                 continue;
             }
             m.task_states.with_label_values(&[skill, known]).inc();
@@ -367,13 +371,6 @@ impl StreamTasks {
                 });
             }
         }
-    }
-}
-
-fn one_state<'a>(task: &'a str, state: &'static str) -> Seen<'a> {
-    Seen {
-        states: vec![(task.into(), state)],
-        ..Seen::default()
     }
 }
 

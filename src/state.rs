@@ -143,9 +143,7 @@ impl AppState {
         owner: &std::sync::Arc<str>,
         skill: Option<&str>,
     ) {
-        if self.remembers_owners() {
-            self.fleet.affinity.learn(seen, owner);
-        }
+        self.learn_owners(seen, owner);
         self.metrics.task_states_seen(seen, skill.unwrap_or("none"));
     }
 
@@ -158,10 +156,14 @@ impl AppState {
         skill: Option<&str>,
         tasks: &mut crate::metrics::StreamTasks,
     ) {
+        self.learn_owners(seen, owner);
+        tasks.states_seen(seen, skill.unwrap_or("none"));
+    }
+
+    fn learn_owners(&self, seen: &crate::routing::learn::Seen<'_>, owner: &std::sync::Arc<str>) {
         if self.remembers_owners() {
             self.fleet.affinity.learn(seen, owner);
         }
-        tasks.states_seen(seen, skill.unwrap_or("none"));
     }
 
     /// Whether task and conversation owners are worth learning: with one
