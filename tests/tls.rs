@@ -460,7 +460,7 @@ async fn json_rpc_over_tls_with_http11_and_h2_reaches_the_agent() {
     assert_answered(&answer);
     assert_eq!(answer.version, Version::HTTP_2);
 
-    // No ALPN at all: HTTP/1.1 still works (the preface is sniffed).
+    // No ALPN at all: HTTP/1.1 (HTTP/2 over TLS needs ALPN).
     let mut conn = Conn::open(gw.addr(), &ClientSetup::new(&ca).alpn(&[]))
         .await
         .unwrap();

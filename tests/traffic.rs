@@ -192,3 +192,64 @@ async fn a_slowloris_client_is_dropped_while_others_are_served() {
         "slow client kept for {dropped_after:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_says_nothing_is_disconnected_after_the_header_read_timeout() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway(&mock, "", "[limits]\nheader_read_timeout = \"500ms\"\n").await;
+    let mut silent = tokio::net::TcpStream::connect(gw.addr()).await.unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(WAIT, silent.read(&mut buf))
+        .await
+        .expect("a silent client is disconnected");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "cut off after {:?}, before the timeout",
+        started.elapsed()
+    );
+}
+
+/// The first bytes of a plain connection decide between HTTP/1.1 and
+/// HTTP/2; a client whose first write is only part of them is still served
+/// in its own protocol.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_protocol_preface_split_across_writes_is_still_understood() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway(&mock, "", "").await;
+
+    // HTTP/1.1 whose first write ("P") could still be the HTTP/2 preface.
+    let body = send(1);
+    let mut h1 = tokio::net::TcpStream::connect(gw.addr()).await.unwrap();
+    h1.write_all(b"P").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let rest = format!(
+        "OST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    h1.write_all(rest.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, h1.read_to_end(&mut answer))
+        .await
+        .expect("an answer")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"jsonrpc\""), "{answer}");
+
+    // HTTP/2 prior knowledge, the preface in two writes: the gateway answers
+    // with its own SETTINGS frame, not an HTTP/1.1 error.
+    let mut h2 = tokio::net::TcpStream::connect(gw.addr()).await.unwrap();
+    h2.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    h2.write_all(b"\r\nSM\r\n\r\n").await.unwrap();
+    // An empty SETTINGS frame: length 0, type 4, no flags, stream 0.
+    h2.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+    let mut head = [0u8; 9];
+    tokio::time::timeout(WAIT, h2.read_exact(&mut head))
+        .await
+        .expect("a frame")
+        .unwrap();
+    assert_eq!(head[3], 4, "the first frame is SETTINGS: {head:?}");
+}

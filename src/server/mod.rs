@@ -5,17 +5,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::Request;
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
-use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
+
+mod protocol;
+
+use protocol::{Protocol, Protocols};
 
 use crate::config::{Limits, Server};
 use crate::stack::HttpService;
@@ -42,43 +40,6 @@ impl Settings {
     }
 }
 
-fn builder(settings: &Settings) -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .keep_alive(true)
-        // A client that trickles its headers (slowloris) is cut off.
-        .header_read_timeout(settings.header_read_timeout)
-        .max_buf_size(settings.max_header_bytes);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(settings.http2_max_concurrent_streams)
-        .max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX))
-        // Rapid-reset floods (CVE-2023-44487): a client that opens and
-        // resets streams faster than they are served is disconnected.
-        .max_pending_accept_reset_streams(Some(HTTP2_MAX_PENDING_RESETS))
-        .max_local_error_reset_streams(Some(HTTP2_MAX_LOCAL_ERROR_RESETS))
-        // Dead peers behind idle connections are found and dropped.
-        .keep_alive_interval(Some(HTTP2_KEEP_ALIVE_INTERVAL))
-        .keep_alive_timeout(HTTP2_KEEP_ALIVE_TIMEOUT);
-    builder
-}
-
-const HTTP2_MAX_PENDING_RESETS: usize = 20;
-const HTTP2_MAX_LOCAL_ERROR_RESETS: usize = 1024;
-const HTTP2_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(30);
-const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The connection builders a TLS connection picks from by ALPN.
-struct Protocols {
-    /// No ALPN: sniff the HTTP/2 preface, as on plain connections.
-    auto: auto::Builder<TokioExecutor>,
-    http1: auto::Builder<TokioExecutor>,
-    http2: auto::Builder<TokioExecutor>,
-}
-
 /// Serves until `shutdown` turns true, then stops accepting, lets open
 /// connections finish for up to the grace period and closes the rest.
 /// With `tls`, every connection is a TLS one (the handshake runs in the
@@ -91,12 +52,7 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
     closing: CancellationToken,
 ) {
-    let builder = builder(&settings);
-    let protocols = Arc::new(Protocols {
-        auto: builder.clone(),
-        http1: builder.clone().http1_only(),
-        http2: builder.clone().http2_only(),
-    });
+    let protocols = Arc::new(Protocols::new(&settings));
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
     let bound = listener
@@ -131,17 +87,14 @@ pub async fn serve(
                     while connections.try_join_next().is_some() {}
                     continue;
                 }
-                let svc = service.clone().map_request(move |mut r: Request<Incoming>| {
-                    r.extensions_mut().insert(info.clone());
-                    r
-                });
-                let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
-                let conn = graceful.watch(conn.into_owned());
-                connections.spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, %remote, "connection ended with an error");
-                    }
-                });
+                connections.spawn(serve_plain(
+                    stream,
+                    settings.header_read_timeout,
+                    protocols.clone(),
+                    service.clone(),
+                    info,
+                    graceful.watcher(),
+                ));
                 while connections.try_join_next().is_some() {}
             }
             // A send or a dropped sender both mean stop.
@@ -179,9 +132,33 @@ pub async fn serve(
 /// connections are closed.
 const STREAMS_END_WAIT: Duration = Duration::from_secs(2);
 
+/// One plain connection: HTTP/2 when it opens with the HTTP/2 preface
+/// (prior knowledge), else HTTP/1.1. A client that sends nothing within
+/// `first_bytes_timeout` is disconnected.
+async fn serve_plain(
+    stream: TcpStream,
+    first_bytes_timeout: Duration,
+    protocols: Arc<Protocols>,
+    service: HttpService,
+    info: ConnInfo,
+    watcher: Watcher,
+) {
+    let remote = info.remote;
+    let Some(protocol) = protocol::sniff(&stream, first_bytes_timeout).await else {
+        tracing::debug!(%remote, "connection closed or silent before its first bytes");
+        return;
+    };
+    if let Err(e) = protocols
+        .serve(stream, protocol, service, info, watcher)
+        .await
+    {
+        tracing::debug!(error = %e, %remote, "connection ended with an error");
+    }
+}
+
 /// One TLS connection: the handshake (bounded by `handshake_timeout`),
-/// then HTTP/2 when ALPN chose "h2", HTTP/1.1 when it chose "http/1.1",
-/// and either (by sniffing) when the client sent no ALPN.
+/// then HTTP/2 when ALPN chose "h2", else HTTP/1.1. HTTP/2 over TLS needs
+/// ALPN (RFC 9113, 3.2), so a client that offers none speaks HTTP/1.1.
 async fn serve_tls(
     stream: TcpStream,
     acceptor: tokio_rustls::TlsAcceptor,
@@ -206,17 +183,14 @@ async fn serve_tls(
     let (_, tls) = stream.get_ref();
     info.proto = "https";
     info.peer = crate::tls::peer_cert(tls).map(Arc::new);
-    let builder = match tls.alpn_protocol() {
-        Some(b"h2") => &protocols.http2,
-        Some(_) => &protocols.http1,
-        None => &protocols.auto,
+    let protocol = match tls.alpn_protocol() {
+        Some(b"h2") => Protocol::Http2,
+        _ => Protocol::Http1,
     };
-    let svc = service.map_request(move |mut r: Request<Incoming>| {
-        r.extensions_mut().insert(info.clone());
-        r
-    });
-    let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
-    if let Err(e) = watcher.watch(conn.into_owned()).await {
+    if let Err(e) = protocols
+        .serve(stream, protocol, service, info, watcher)
+        .await
+    {
         tracing::debug!(error = %e, %remote, "connection ended with an error");
     }
 }

@@ -1,0 +1,197 @@
+//! Which HTTP version a connection speaks, and hyper's connection for it.
+//!
+//! A plain connection is classified by peeking at its first bytes, before
+//! hyper reads anything. hyper-util's `auto` builder can do this too, but it
+//! reads the 24-byte preface into its own buffer and replays it as a first
+//! read of 24 bytes. hyper's HTTP/1.1 reader then asks for a full 8 KiB more
+//! than it has, and its read buffer doubles to 16 KiB on every connection. It
+//! also waits for those bytes without a timeout, so a client that never
+//! speaks would hold its connection forever. A peek consumes nothing: hyper's
+//! first read gets the whole request into one 8 KiB buffer.
+
+use std::error::Error as StdError;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use http::Request;
+use hyper::body::Incoming;
+use hyper::server::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::Watcher;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tower::ServiceExt;
+
+use super::Settings;
+use crate::stack::HttpService;
+use crate::state::ConnInfo;
+
+/// What a client opens an HTTP/2 connection with (RFC 9113, 3.4).
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// How a connection will be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Http1,
+    Http2,
+    /// The bytes seen so far are a start of the HTTP/2 preface, but not all
+    /// of it: hyper-util reads on until it can tell.
+    Undecided,
+}
+
+/// The protocol a connection's first bytes announce.
+pub fn classify(first: &[u8]) -> Protocol {
+    let seen = first.len().min(H2_PREFACE.len());
+    if first[..seen] != H2_PREFACE[..seen] {
+        Protocol::Http1
+    } else if seen == H2_PREFACE.len() {
+        Protocol::Http2
+    } else {
+        Protocol::Undecided
+    }
+}
+
+/// Waits up to `wait` for a plain connection's first bytes and classifies
+/// them. `None` when the client closed, failed or said nothing in time:
+/// the connection is then dropped, as a slow request head would be.
+pub async fn sniff(stream: &TcpStream, wait: Duration) -> Option<Protocol> {
+    let mut first = [0u8; H2_PREFACE.len()];
+    match tokio::time::timeout(wait, stream.peek(&mut first)).await {
+        Ok(Ok(n @ 1..)) => Some(classify(&first[..n])),
+        _ => None,
+    }
+}
+
+/// The settings both HTTP/1.1 builders share: hyper's own and the one
+/// inside hyper-util's `auto` builder have the same methods but no common
+/// trait, hence the macro.
+macro_rules! http1_settings {
+    ($builder:expr, $settings:expr) => {
+        $builder
+            .timer(TokioTimer::new())
+            .keep_alive(true)
+            // A client that trickles its headers (slowloris) is cut off.
+            .header_read_timeout($settings.header_read_timeout)
+            .max_buf_size($settings.max_header_bytes)
+    };
+}
+
+/// The same for HTTP/2.
+macro_rules! http2_settings {
+    ($builder:expr, $settings:expr) => {
+        $builder
+            .timer(TokioTimer::new())
+            .max_concurrent_streams($settings.http2_max_concurrent_streams)
+            .max_header_list_size(u32::try_from($settings.max_header_bytes).unwrap_or(u32::MAX))
+            // Rapid-reset floods (CVE-2023-44487): a client that opens and
+            // resets streams faster than they are served is disconnected.
+            .max_pending_accept_reset_streams(Some(HTTP2_MAX_PENDING_RESETS))
+            .max_local_error_reset_streams(Some(HTTP2_MAX_LOCAL_ERROR_RESETS))
+            // Dead peers behind idle connections are found and dropped.
+            .keep_alive_interval(Some(HTTP2_KEEP_ALIVE_INTERVAL))
+            .keep_alive_timeout(HTTP2_KEEP_ALIVE_TIMEOUT)
+    };
+}
+
+/// The connection builders, one per protocol, configured from one
+/// listener's settings.
+pub struct Protocols {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+    undecided: auto::Builder<TokioExecutor>,
+}
+
+type ConnectionError = Box<dyn StdError + Send + Sync>;
+type ConnectionFuture = Pin<Box<dyn Future<Output = Result<(), ConnectionError>> + Send>>;
+
+impl Protocols {
+    pub fn new(settings: &Settings) -> Self {
+        let mut http1 = http1::Builder::new();
+        http1_settings!(http1, settings);
+        let mut http2 = http2::Builder::new(TokioExecutor::new());
+        http2_settings!(http2, settings);
+        let mut undecided = auto::Builder::new(TokioExecutor::new());
+        http1_settings!(undecided.http1(), settings);
+        http2_settings!(undecided.http2(), settings);
+        Self {
+            http1,
+            http2,
+            undecided,
+        }
+    }
+
+    /// Serves one connection in `protocol` until it ends or, once `watcher`
+    /// says so, drains. Each request carries `info`.
+    pub fn serve<I>(
+        &self,
+        io: I,
+        protocol: Protocol,
+        service: HttpService,
+        info: ConnInfo,
+        watcher: Watcher,
+    ) -> ConnectionFuture
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let svc = TowerToHyperService::new(service.map_request(move |mut r: Request<Incoming>| {
+            r.extensions_mut().insert(info.clone());
+            r
+        }));
+        let io = TokioIo::new(io);
+        // Boxed per protocol, so that an HTTP/1.1 connection's task is the
+        // size of an HTTP/1.1 connection, not of the largest of the three.
+        match protocol {
+            Protocol::Http1 => {
+                let conn = watcher.watch(self.http1.serve_connection(io, svc));
+                Box::pin(async move { conn.await.map_err(Into::into) })
+            }
+            Protocol::Http2 => {
+                let conn = watcher.watch(self.http2.serve_connection(io, svc));
+                Box::pin(async move { conn.await.map_err(Into::into) })
+            }
+            Protocol::Undecided => {
+                Box::pin(watcher.watch(self.undecided.serve_connection(io, svc).into_owned()))
+            }
+        }
+    }
+}
+
+const HTTP2_MAX_PENDING_RESETS: usize = 20;
+const HTTP2_MAX_LOCAL_ERROR_RESETS: usize = 1024;
+const HTTP2_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(30);
+const HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_full_preface_is_http2() {
+        assert_eq!(classify(H2_PREFACE), Protocol::Http2);
+        let mut more = H2_PREFACE.to_vec();
+        more.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        assert_eq!(classify(&more), Protocol::Http2);
+    }
+
+    #[test]
+    fn anything_that_leaves_the_preface_is_http1() {
+        for first in [
+            &b"POST / HTTP/1.1\r\n"[..],
+            b"GET /",
+            b"X",
+            b"PRI * HTTP/1.1\r\n\r\nSM\r\n\r\n",
+        ] {
+            assert_eq!(classify(first), Protocol::Http1, "{first:?}");
+        }
+    }
+
+    #[test]
+    fn a_start_of_the_preface_is_undecided() {
+        for n in 1..H2_PREFACE.len() {
+            assert_eq!(classify(&H2_PREFACE[..n]), Protocol::Undecided, "{n}");
+        }
+    }
+}
