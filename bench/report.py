@@ -11,6 +11,7 @@ import json
 import os
 import sys
 
+
 out, report = sys.argv[1], sys.argv[2]
 meta = json.load(open(os.path.join(out, "meta.json")))
 rows = [json.loads(l) for l in open(os.path.join(out, "results.jsonl")) if l.strip()]
@@ -100,7 +101,7 @@ w(f"| CPU | {meta['nproc']} cores, {meta['cpu']} |")
 w(f"| memory | {meta['mem']} |")
 w(f"| kernel | {meta['kernel']} |")
 w(f"| rustc | {meta['rustc']} |")
-w(f"| gateway | git {meta['git']} (release profile: thin LTO, 4 codegen units) |")
+w(f"| gateway | git {meta['git']} (release profile: {meta.get('release_profile', 'LTO thin, 4 codegen units')}) |")
 w(f"| nginx | {meta['nginx']} |")
 w(f"| wrk | {meta['wrk']} |")
 w(f"| h2load | {meta['h2load']} |")
