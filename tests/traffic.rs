@@ -194,21 +194,25 @@ async fn a_slowloris_client_is_dropped_while_others_are_served() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_client_that_says_nothing_is_disconnected_after_the_header_read_timeout() {
+async fn a_client_that_says_nothing_or_half_a_preface_is_disconnected() {
     let mock = MockAgent::start(Mode::Normal).await;
     let gw = gateway(&mock, "", "[limits]\nheader_read_timeout = \"500ms\"\n").await;
-    let mut silent = tokio::net::TcpStream::connect(gw.addr()).await.unwrap();
-    let started = Instant::now();
-    let mut buf = [0u8; 16];
-    let read = tokio::time::timeout(WAIT, silent.read(&mut buf))
-        .await
-        .expect("a silent client is disconnected");
-    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
-    assert!(
-        started.elapsed() >= Duration::from_millis(400),
-        "cut off after {:?}, before the timeout",
-        started.elapsed()
-    );
+    // Nothing at all; a start of the HTTP/2 preface that never goes on.
+    for first in [&b""[..], b"PRI * HTTP/2.0\r\n"] {
+        let mut client = tokio::net::TcpStream::connect(gw.addr()).await.unwrap();
+        client.write_all(first).await.unwrap();
+        let started = Instant::now();
+        let mut buf = [0u8; 16];
+        let read = tokio::time::timeout(WAIT, client.read(&mut buf))
+            .await
+            .unwrap_or_else(|_| panic!("kept after sending {first:?}"));
+        assert!(matches!(read, Ok(0) | Err(_)), "{first:?}: {read:?}");
+        assert!(
+            started.elapsed() >= Duration::from_millis(400),
+            "{first:?}: cut off after {:?}, before the timeout",
+            started.elapsed()
+        );
+    }
 }
 
 /// The first bytes of a plain connection decide between HTTP/1.1 and

@@ -7,7 +7,8 @@
 //! than it has, and its read buffer doubles to 16 KiB on every connection. It
 //! also waits for those bytes without a timeout, so a client that never
 //! speaks would hold its connection forever. A peek consumes nothing: hyper's
-//! first read gets the whole request into one 8 KiB buffer.
+//! first read gets the whole request into one 8 KiB buffer, and the wait is
+//! bounded by the header-read timeout.
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -18,11 +19,11 @@ use http::Request;
 use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::Watcher;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 use tower::ServiceExt;
 
 use super::Settings;
@@ -37,63 +38,50 @@ const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 pub enum Protocol {
     Http1,
     Http2,
-    /// The bytes seen so far are a start of the HTTP/2 preface, but not all
-    /// of it: hyper-util reads on until it can tell.
-    Undecided,
 }
 
-/// The protocol a connection's first bytes announce.
-pub fn classify(first: &[u8]) -> Protocol {
+/// The protocol a connection's first bytes announce; `None` while they are
+/// a start of the HTTP/2 preface but not all of it.
+pub fn classify(first: &[u8]) -> Option<Protocol> {
     let seen = first.len().min(H2_PREFACE.len());
     if first[..seen] != H2_PREFACE[..seen] {
-        Protocol::Http1
+        Some(Protocol::Http1)
     } else if seen == H2_PREFACE.len() {
-        Protocol::Http2
+        Some(Protocol::Http2)
     } else {
-        Protocol::Undecided
+        None
     }
 }
 
-/// Waits up to `wait` for a plain connection's first bytes and classifies
-/// them. `None` when the client closed, failed or said nothing in time:
-/// the connection is then dropped, as a slow request head would be.
+/// How long to wait before looking again at a connection whose first bytes
+/// could still be either protocol. A peek returns at once while any bytes
+/// are there, so the rest of a split preface is waited for by time. Only a
+/// client that splits its first 24 bytes across writes ever waits.
+const RECHECK: Duration = Duration::from_millis(5);
+
+/// Waits up to `wait` for enough of a plain connection's first bytes to
+/// classify them. `None` when the client closed, failed or did not say
+/// enough in time: the connection is then dropped, as a slow request head
+/// would be.
 pub async fn sniff(stream: &TcpStream, wait: Duration) -> Option<Protocol> {
+    let deadline = Instant::now() + wait;
     let mut first = [0u8; H2_PREFACE.len()];
-    match tokio::time::timeout(wait, stream.peek(&mut first)).await {
-        Ok(Ok(n @ 1..)) => Some(classify(&first[..n])),
-        _ => None,
+    loop {
+        let n = tokio::time::timeout_at(deadline, stream.peek(&mut first))
+            .await
+            .ok()?
+            .ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(protocol) = classify(&first[..n]) {
+            return Some(protocol);
+        }
+        if Instant::now() + RECHECK >= deadline {
+            return None;
+        }
+        tokio::time::sleep(RECHECK).await;
     }
-}
-
-/// The settings both HTTP/1.1 builders share: hyper's own and the one
-/// inside hyper-util's `auto` builder have the same methods but no common
-/// trait, hence the macro.
-macro_rules! http1_settings {
-    ($builder:expr, $settings:expr) => {
-        $builder
-            .timer(TokioTimer::new())
-            .keep_alive(true)
-            // A client that trickles its headers (slowloris) is cut off.
-            .header_read_timeout($settings.header_read_timeout)
-            .max_buf_size($settings.max_header_bytes)
-    };
-}
-
-/// The same for HTTP/2.
-macro_rules! http2_settings {
-    ($builder:expr, $settings:expr) => {
-        $builder
-            .timer(TokioTimer::new())
-            .max_concurrent_streams($settings.http2_max_concurrent_streams)
-            .max_header_list_size(u32::try_from($settings.max_header_bytes).unwrap_or(u32::MAX))
-            // Rapid-reset floods (CVE-2023-44487): a client that opens and
-            // resets streams faster than they are served is disconnected.
-            .max_pending_accept_reset_streams(Some(HTTP2_MAX_PENDING_RESETS))
-            .max_local_error_reset_streams(Some(HTTP2_MAX_LOCAL_ERROR_RESETS))
-            // Dead peers behind idle connections are found and dropped.
-            .keep_alive_interval(Some(HTTP2_KEEP_ALIVE_INTERVAL))
-            .keep_alive_timeout(HTTP2_KEEP_ALIVE_TIMEOUT)
-    };
 }
 
 /// The connection builders, one per protocol, configured from one
@@ -101,7 +89,6 @@ macro_rules! http2_settings {
 pub struct Protocols {
     http1: http1::Builder,
     http2: http2::Builder<TokioExecutor>,
-    undecided: auto::Builder<TokioExecutor>,
 }
 
 type ConnectionError = Box<dyn StdError + Send + Sync>;
@@ -110,17 +97,25 @@ type ConnectionFuture = Pin<Box<dyn Future<Output = Result<(), ConnectionError>>
 impl Protocols {
     pub fn new(settings: &Settings) -> Self {
         let mut http1 = http1::Builder::new();
-        http1_settings!(http1, settings);
+        http1
+            .timer(TokioTimer::new())
+            .keep_alive(true)
+            // A client that trickles its headers (slowloris) is cut off.
+            .header_read_timeout(settings.header_read_timeout)
+            .max_buf_size(settings.max_header_bytes);
         let mut http2 = http2::Builder::new(TokioExecutor::new());
-        http2_settings!(http2, settings);
-        let mut undecided = auto::Builder::new(TokioExecutor::new());
-        http1_settings!(undecided.http1(), settings);
-        http2_settings!(undecided.http2(), settings);
-        Self {
-            http1,
-            http2,
-            undecided,
-        }
+        http2
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(settings.http2_max_concurrent_streams)
+            .max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX))
+            // Rapid-reset floods (CVE-2023-44487): a client that opens and
+            // resets streams faster than they are served is disconnected.
+            .max_pending_accept_reset_streams(Some(HTTP2_MAX_PENDING_RESETS))
+            .max_local_error_reset_streams(Some(HTTP2_MAX_LOCAL_ERROR_RESETS))
+            // Dead peers behind idle connections are found and dropped.
+            .keep_alive_interval(Some(HTTP2_KEEP_ALIVE_INTERVAL))
+            .keep_alive_timeout(HTTP2_KEEP_ALIVE_TIMEOUT);
+        Self { http1, http2 }
     }
 
     /// Serves one connection in `protocol` until it ends or, once `watcher`
@@ -142,7 +137,7 @@ impl Protocols {
         }));
         let io = TokioIo::new(io);
         // Boxed per protocol, so that an HTTP/1.1 connection's task is the
-        // size of an HTTP/1.1 connection, not of the largest of the three.
+        // size of an HTTP/1.1 connection, not of an HTTP/2 one.
         match protocol {
             Protocol::Http1 => {
                 let conn = watcher.watch(self.http1.serve_connection(io, svc));
@@ -151,9 +146,6 @@ impl Protocols {
             Protocol::Http2 => {
                 let conn = watcher.watch(self.http2.serve_connection(io, svc));
                 Box::pin(async move { conn.await.map_err(Into::into) })
-            }
-            Protocol::Undecided => {
-                Box::pin(watcher.watch(self.undecided.serve_connection(io, svc).into_owned()))
             }
         }
     }
@@ -170,10 +162,10 @@ mod tests {
 
     #[test]
     fn the_full_preface_is_http2() {
-        assert_eq!(classify(H2_PREFACE), Protocol::Http2);
+        assert_eq!(classify(H2_PREFACE), Some(Protocol::Http2));
         let mut more = H2_PREFACE.to_vec();
         more.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
-        assert_eq!(classify(&more), Protocol::Http2);
+        assert_eq!(classify(&more), Some(Protocol::Http2));
     }
 
     #[test]
@@ -184,14 +176,14 @@ mod tests {
             b"X",
             b"PRI * HTTP/1.1\r\n\r\nSM\r\n\r\n",
         ] {
-            assert_eq!(classify(first), Protocol::Http1, "{first:?}");
+            assert_eq!(classify(first), Some(Protocol::Http1), "{first:?}");
         }
     }
 
     #[test]
     fn a_start_of_the_preface_is_undecided() {
         for n in 1..H2_PREFACE.len() {
-            assert_eq!(classify(&H2_PREFACE[..n]), Protocol::Undecided, "{n}");
+            assert_eq!(classify(&H2_PREFACE[..n]), None, "{n}");
         }
     }
 }
