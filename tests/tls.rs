@@ -844,3 +844,31 @@ async fn the_mutual_tls_scheme_names_the_caller_by_its_certificate() {
         .expect("alice's call reached the agent");
     assert_eq!(seen.header("x-caller"), Some("alice@example.com"));
 }
+
+#[tokio::test]
+async fn a_stalled_handshake_does_not_hold_up_shutdown() {
+    let ca = Ca::new("Test CA");
+    let files = Files::new("stalled", &ca.server("gateway", 1));
+    let agent = MockAgent::start(Mode::Normal).await;
+    let tls_section = files.section(None, None, "1h");
+    let gw = gateway(
+        &agent,
+        &format!("[limits]\nheader_read_timeout = \"30s\"\n{tls_section}"),
+    )
+    .await;
+    let mut stalled = TcpStream::connect(gw.addr()).await.unwrap();
+    // Served first: the stalled connection has been accepted by now.
+    assert_answered(&call(gw.addr(), &ClientSetup::new(&ca)).await.unwrap());
+    let started = std::time::Instant::now();
+    tokio::time::timeout(WAIT, gw.running.shutdown())
+        .await
+        .expect("the gateway shuts down");
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "shutdown took {:?}; the grace is 2 s",
+        started.elapsed()
+    );
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(WAIT, stalled.read(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(0) | Err(_))), "{read:?}");
+}

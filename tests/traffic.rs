@@ -257,3 +257,27 @@ async fn a_protocol_preface_split_across_writes_is_still_understood() {
         .unwrap();
     assert_eq!(head[3], 4, "the first frame is SETTINGS: {head:?}");
 }
+
+/// A connection that has not said which protocol it speaks has no call to
+/// finish: shutdown does not wait the grace period for it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_client_does_not_hold_up_shutdown() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway(&mock, "", "[limits]\nheader_read_timeout = \"30s\"\n").await;
+    let mut silent = tokio::net::TcpStream::connect(gw.addr()).await.unwrap();
+    // Served first: the silent connection has been accepted by now.
+    let reply = client::post_json(&gw.url(), send(1), &[]).await;
+    assert_eq!(reply.status, 200);
+    let started = Instant::now();
+    tokio::time::timeout(WAIT, gw.running.shutdown())
+        .await
+        .expect("the gateway shuts down");
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "shutdown took {:?}; the grace is 30 s",
+        started.elapsed()
+    );
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(WAIT, silent.read(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(0) | Err(_))), "{read:?}");
+}

@@ -2,6 +2,7 @@
 //! knowledge, or ALPN "h2" over TLS) on one port, per-connection facts
 //! attached to each request, and a graceful drain bounded by a grace period.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,8 +61,8 @@ pub async fn serve(
         .unwrap_or_else(|_| ([0, 0, 0, 0], 0).into());
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, remote) = match accepted {
+            incoming = listener.accept() => {
+                let (stream, remote) = match incoming {
                     Ok(pair) => pair,
                     Err(e) => {
                         // Out of file descriptors and the like: back off
@@ -74,27 +75,18 @@ pub async fn serve(
                 let _ = stream.set_nodelay(true);
                 let local = stream.local_addr().unwrap_or(bound);
                 let info = ConnInfo { remote, local, proto: "http", peer: None };
-                if let Some(tls) = &tls {
-                    connections.spawn(serve_tls(
-                        stream,
-                        tls.acceptor(),
-                        settings.header_read_timeout,
-                        protocols.clone(),
-                        service.clone(),
-                        info,
-                        graceful.watcher(),
-                    ));
-                    while connections.try_join_next().is_some() {}
-                    continue;
-                }
-                connections.spawn(serve_plain(
-                    stream,
-                    settings.header_read_timeout,
-                    protocols.clone(),
-                    service.clone(),
+                let accepted = Accepted {
                     info,
-                    graceful.watcher(),
-                ));
+                    service: service.clone(),
+                    protocols: protocols.clone(),
+                    watcher: graceful.watcher(),
+                    stop: shutdown.clone(),
+                    first_bytes_timeout: settings.header_read_timeout,
+                };
+                match &tls {
+                    Some(tls) => connections.spawn(serve_tls(stream, tls.acceptor(), accepted)),
+                    None => connections.spawn(serve_plain(stream, accepted)),
+                };
                 while connections.try_join_next().is_some() {}
             }
             // A send or a dropped sender both mean stop.
@@ -132,65 +124,86 @@ pub async fn serve(
 /// connections are closed.
 const STREAMS_END_WAIT: Duration = Duration::from_secs(2);
 
-/// One plain connection: HTTP/2 when it opens with the HTTP/2 preface
-/// (prior knowledge), else HTTP/1.1. A client that sends nothing within
-/// `first_bytes_timeout` is disconnected.
-async fn serve_plain(
-    stream: TcpStream,
-    first_bytes_timeout: Duration,
-    protocols: Arc<Protocols>,
-    service: HttpService,
+/// What an accepted connection's task gets from its listener.
+struct Accepted {
     info: ConnInfo,
+    service: HttpService,
+    protocols: Arc<Protocols>,
     watcher: Watcher,
-) {
-    let remote = info.remote;
-    let Some(protocol) = protocol::sniff(&stream, first_bytes_timeout).await else {
-        tracing::debug!(%remote, "connection closed or silent before its first bytes");
-        return;
-    };
-    if let Err(e) = protocols
-        .serve(stream, protocol, service, info, watcher)
-        .await
+    /// Changes (or closes) when the listener stops. A connection that has
+    /// not begun a request by then has nothing to drain and is closed.
+    stop: watch::Receiver<bool>,
+    /// How long the first bytes, or the TLS handshake, may take.
+    first_bytes_timeout: Duration,
+}
+
+impl Accepted {
+    /// `work`'s output, or `None` once the listener stops.
+    async fn unless_stopped<T>(&mut self, work: impl Future<Output = Option<T>>) -> Option<T> {
+        tokio::select! {
+            out = work => out,
+            _ = self.stop.changed() => None,
+        }
+    }
+
+    async fn serve<I>(self, io: I, protocol: Protocol)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        tracing::debug!(error = %e, %remote, "connection ended with an error");
+        let remote = self.info.remote;
+        let conn = self
+            .protocols
+            .serve(io, protocol, self.service, self.info, self.watcher);
+        if let Err(e) = conn.await {
+            tracing::debug!(error = %e, %remote, "connection ended with an error");
+        }
     }
 }
 
-/// One TLS connection: the handshake (bounded by `handshake_timeout`),
+/// One plain connection: HTTP/2 when it opens with the HTTP/2 preface
+/// (prior knowledge), else HTTP/1.1. A client that sends nothing within
+/// the first-bytes timeout is disconnected.
+async fn serve_plain(stream: TcpStream, mut accepted: Accepted) {
+    let remote = accepted.info.remote;
+    let wait = accepted.first_bytes_timeout;
+    let sniffed = accepted
+        .unless_stopped(protocol::sniff(&stream, wait))
+        .await;
+    let Some(protocol) = sniffed else {
+        tracing::debug!(%remote, "connection closed, silent or stopped before its first bytes");
+        return;
+    };
+    accepted.serve(stream, protocol).await;
+}
+
+/// One TLS connection: the handshake (bounded by the first-bytes timeout),
 /// then HTTP/2 when ALPN chose "h2", else HTTP/1.1. HTTP/2 over TLS needs
 /// ALPN (RFC 9113, 3.2), so a client that offers none speaks HTTP/1.1.
-async fn serve_tls(
-    stream: TcpStream,
-    acceptor: tokio_rustls::TlsAcceptor,
-    handshake_timeout: Duration,
-    protocols: Arc<Protocols>,
-    service: HttpService,
-    mut info: ConnInfo,
-    watcher: Watcher,
-) {
-    let remote = info.remote;
-    let stream = match tokio::time::timeout(handshake_timeout, acceptor.accept(stream)).await {
-        Ok(Ok(stream)) => stream,
-        Ok(Err(e)) => {
-            tracing::debug!(error = %e, %remote, "TLS handshake failed");
-            return;
-        }
-        Err(_) => {
-            tracing::debug!(%remote, "TLS handshake timed out");
-            return;
+async fn serve_tls(stream: TcpStream, acceptor: tokio_rustls::TlsAcceptor, mut accepted: Accepted) {
+    let remote = accepted.info.remote;
+    let wait = accepted.first_bytes_timeout;
+    let handshake = async move {
+        match tokio::time::timeout(wait, acceptor.accept(stream)).await {
+            Ok(Ok(stream)) => Some(stream),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, %remote, "TLS handshake failed");
+                None
+            }
+            Err(_) => {
+                tracing::debug!(%remote, "TLS handshake timed out");
+                None
+            }
         }
     };
+    let Some(stream) = accepted.unless_stopped(handshake).await else {
+        return;
+    };
     let (_, tls) = stream.get_ref();
-    info.proto = "https";
-    info.peer = crate::tls::peer_cert(tls).map(Arc::new);
+    accepted.info.proto = "https";
+    accepted.info.peer = crate::tls::peer_cert(tls).map(Arc::new);
     let protocol = match tls.alpn_protocol() {
         Some(b"h2") => Protocol::Http2,
         _ => Protocol::Http1,
     };
-    if let Err(e) = protocols
-        .serve(stream, protocol, service, info, watcher)
-        .await
-    {
-        tracing::debug!(error = %e, %remote, "connection ended with an error");
-    }
+    accepted.serve(stream, protocol).await;
 }
