@@ -54,10 +54,13 @@ pub fn classify(first: &[u8]) -> Option<Protocol> {
 }
 
 /// How long to wait before looking again at a connection whose first bytes
-/// could still be either protocol. A peek returns at once while any bytes
+/// could still be either protocol: a peek returns at once while any bytes
 /// are there, so the rest of a split preface is waited for by time. Only a
-/// client that splits its first 24 bytes across writes ever waits.
-const RECHECK: Duration = Duration::from_millis(5);
+/// client that splits its first 24 bytes across writes ever waits. The wait
+/// doubles up to a cap, so that a client that stops half-way costs a few
+/// dozen timer wake-ups until the timeout, not one every few milliseconds.
+const FIRST_RECHECK: Duration = Duration::from_millis(2);
+const MAX_RECHECK: Duration = Duration::from_millis(250);
 
 /// Waits up to `wait` for enough of a plain connection's first bytes to
 /// classify them. `None` when the client closed, failed or did not say
@@ -66,6 +69,7 @@ const RECHECK: Duration = Duration::from_millis(5);
 pub async fn sniff(stream: &TcpStream, wait: Duration) -> Option<Protocol> {
     let deadline = Instant::now() + wait;
     let mut first = [0u8; H2_PREFACE.len()];
+    let mut recheck = FIRST_RECHECK;
     loop {
         let n = tokio::time::timeout_at(deadline, stream.peek(&mut first))
             .await
@@ -77,10 +81,12 @@ pub async fn sniff(stream: &TcpStream, wait: Duration) -> Option<Protocol> {
         if let Some(protocol) = classify(&first[..n]) {
             return Some(protocol);
         }
-        if Instant::now() + RECHECK >= deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
             return None;
         }
-        tokio::time::sleep(RECHECK).await;
+        tokio::time::sleep(recheck.min(left)).await;
+        recheck = (recheck * 2).min(MAX_RECHECK);
     }
 }
 
