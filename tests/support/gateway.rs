@@ -57,4 +57,14 @@ impl TestGateway {
     pub fn admin_url(&self) -> String {
         format!("http://{}", self.running.admin_addr())
     }
+
+    /// Shuts the gateway down as SIGTERM would; how long that took.
+    /// Panics when it takes longer than `limit`.
+    pub async fn shut_down_within(self, limit: std::time::Duration) -> std::time::Duration {
+        let started = std::time::Instant::now();
+        tokio::time::timeout(limit, self.running.shutdown())
+            .await
+            .unwrap_or_else(|_| panic!("the gateway did not shut down within {limit:?}"));
+        started.elapsed()
+    }
 }
