@@ -44,7 +44,9 @@
 //! upstream scores). Otherwise — also for empty text, no matching token or
 //! no skills — there is no pick and routing falls through to the next rule.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use crate::card::skills::PublishedSkill;
 use crate::config::MatchSettings;
@@ -160,14 +162,23 @@ impl Matcher {
 
     /// BM25 score of every skill, in index order.
     fn skill_scores(&self, text: &str) -> Vec<f64> {
-        let mut terms = tokens(text);
-        // Sorted so the summation order (and thus the float result) does not
-        // depend on word order; deduplicated so each term counts once.
-        terms.sort_unstable();
-        terms.dedup();
+        let lower = text.to_lowercase();
+        // Only words some skill uses can score, and most words of a message
+        // are in no skill: look each up first, then sort and deduplicate the
+        // few that are. Sorted so the summation order (and thus the float
+        // result) does not depend on word order; deduplicated so each term
+        // counts once.
+        let mut hits: Vec<(&str, &[(usize, f64)])> = terms(&lower)
+            .filter_map(|term| {
+                let (known, postings) = self.postings.get_key_value(term.as_ref())?;
+                Some((known.as_str(), postings.as_slice()))
+            })
+            .collect();
+        hits.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        hits.dedup_by(|a, b| a.0 == b.0);
         let mut scores = vec![0.0; self.skills.len()];
-        for term in &terms {
-            for &(skill, weight) in self.postings.get(term).into_iter().flatten() {
+        for (_, postings) in hits {
+            for &(skill, weight) in postings {
                 if let Some(s) = scores.get_mut(skill) {
                     *s += weight;
                 }
@@ -281,36 +292,67 @@ fn saturate(tf: f64, rel_len: f64) -> f64 {
 
 /// The tokenizer (see the module docs for the exact rules).
 pub fn tokens(text: &str) -> Vec<String> {
-    text.to_lowercase()
+    terms(&text.to_lowercase()).map(Cow::into_owned).collect()
+}
+
+/// The tokens of already lower-cased text, borrowed from it where stemming
+/// only shortens a word (all rules but `ies` → `y`).
+fn terms(lower: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    lower
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 2 && !STOPWORDS.contains(w))
+        .filter(|w| w.chars().count() >= 2 && !is_stopword(w))
         .map(stem)
-        .collect()
+}
+
+/// Whether `word` is in [`STOPWORDS`]. Every stopword fits in 8 bytes, so
+/// words are compared as integers: a message has hundreds of words, and
+/// string comparisons (a `memcmp` call each) were most of its matching time.
+fn is_stopword(word: &str) -> bool {
+    static KEYS: LazyLock<Vec<u64>> = LazyLock::new(|| {
+        let mut keys: Vec<u64> = STOPWORDS.iter().filter_map(|w| word_key(w)).collect();
+        keys.sort_unstable();
+        keys
+    });
+    word_key(word).is_some_and(|key| KEYS.binary_search(&key).is_ok())
+}
+
+/// A word of at most 8 bytes as one integer. Tokens never contain NUL (it
+/// is not alphanumeric), so the zero padding cannot make two words equal.
+fn word_key(word: &str) -> Option<u64> {
+    let bytes = word.as_bytes();
+    let mut key = [0u8; 8];
+    key.get_mut(..bytes.len())?.copy_from_slice(bytes);
+    Some(u64::from_le_bytes(key))
 }
 
 /// Light suffix stemming (see the module docs).
-fn stem(word: &str) -> String {
+fn stem(word: &str) -> Cow<'_, str> {
     let len = word.chars().count();
-    let mut out = strip_inflection(word, len);
-    let out_len = out.chars().count();
-    if out.ends_with('e') && out_len > 3 {
-        out.pop();
+    let out = strip_inflection(word, len);
+    if !(out.ends_with('e') && out.chars().count() > 3) {
+        return out;
     }
-    out
+    match out {
+        Cow::Borrowed(s) => Cow::Borrowed(&s[..s.len() - 1]),
+        Cow::Owned(mut s) => {
+            s.pop();
+            Cow::Owned(s)
+        }
+    }
 }
 
 /// The first matching inflection rule. Suffixes are ASCII, so byte slicing
 /// at `word.len() - suffix.len()` is always on a char boundary.
-fn strip_inflection(word: &str, len: usize) -> String {
+fn strip_inflection(word: &str, len: usize) -> Cow<'_, str> {
     let cut = |n: usize| &word[..word.len() - n];
     if word.ends_with("ies") && len >= 5 {
-        return format!("{}y", cut(3));
+        return Cow::Owned(format!("{}y", cut(3)));
     }
     if word.ends_with("ing") && len >= 6 {
-        return undouble(cut(3));
+        return Cow::Borrowed(undouble(cut(3)));
     }
     if word.ends_with("ed") && !word.ends_with("eed") && len >= 5 {
-        return undouble(cut(2));
+        return Cow::Borrowed(undouble(cut(2)));
     }
     if word.ends_with("es") && len >= 5 {
         let stem = cut(2);
@@ -318,18 +360,18 @@ fn strip_inflection(word: &str, len: usize) -> String {
             .iter()
             .any(|s| stem.ends_with(s))
         {
-            return stem.to_owned();
+            return Cow::Borrowed(stem);
         }
     }
     if word.ends_with('s') && len >= 4 && !["ss", "us", "is"].iter().any(|s| word.ends_with(s)) {
-        return cut(1).to_owned();
+        return Cow::Borrowed(cut(1));
     }
-    word.to_owned()
+    Cow::Borrowed(word)
 }
 
 /// `shipp` → `ship`: drops one of a doubled final ASCII consonant (not `l`,
 /// `s`, `z`, which English doubles in base words) when ≥ 3 chars remain.
-fn undouble(stem: &str) -> String {
+fn undouble(stem: &str) -> &str {
     let mut chars = stem.chars().rev();
     let (last, prev) = (chars.next(), chars.next());
     let doubled = match (last, prev) {
@@ -337,9 +379,9 @@ fn undouble(stem: &str) -> String {
         _ => false,
     };
     if doubled && stem.chars().count() > 3 {
-        stem[..stem.len() - 1].to_owned()
+        &stem[..stem.len() - 1]
     } else {
-        stem.to_owned()
+        stem
     }
 }
 
@@ -463,6 +505,92 @@ mod tests {
             ["book", "flight", "lisbon"]
         );
         assert!(tokens("").is_empty());
+    }
+
+    #[test]
+    fn every_stopword_is_found_by_its_key() {
+        for w in STOPWORDS {
+            assert!(word_key(w).is_some(), "{w} is longer than 8 bytes");
+            assert!(is_stopword(w), "{w}");
+        }
+        for w in ["weather", "abouts", "th", "", "thé", "shoulder"] {
+            assert!(!is_stopword(w), "{w}");
+        }
+    }
+
+    /// The tokenizer as it was before it borrowed its words: one `String`
+    /// per token, a linear stopword scan.
+    fn reference_tokens(text: &str) -> Vec<String> {
+        fn undouble(stem: &str) -> String {
+            let mut chars = stem.chars().rev();
+            let (last, prev) = (chars.next(), chars.next());
+            let doubled = match (last, prev) {
+                (Some(a), Some(b)) => a == b && a.is_ascii_lowercase() && !"aeiouylsz".contains(a),
+                _ => false,
+            };
+            if doubled && stem.chars().count() > 3 {
+                stem[..stem.len() - 1].to_owned()
+            } else {
+                stem.to_owned()
+            }
+        }
+        fn strip(word: &str, len: usize) -> String {
+            let cut = |n: usize| &word[..word.len() - n];
+            if word.ends_with("ies") && len >= 5 {
+                return format!("{}y", cut(3));
+            }
+            if word.ends_with("ing") && len >= 6 {
+                return undouble(cut(3));
+            }
+            if word.ends_with("ed") && !word.ends_with("eed") && len >= 5 {
+                return undouble(cut(2));
+            }
+            if word.ends_with("es") && len >= 5 {
+                let stem = cut(2);
+                if ["s", "x", "z", "ch", "sh"]
+                    .iter()
+                    .any(|s| stem.ends_with(s))
+                {
+                    return stem.to_owned();
+                }
+            }
+            if word.ends_with('s')
+                && len >= 4
+                && !["ss", "us", "is"].iter().any(|s| word.ends_with(s))
+            {
+                return cut(1).to_owned();
+            }
+            word.to_owned()
+        }
+        text.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 2 && !STOPWORDS.contains(w))
+            .map(|w| {
+                let mut out = strip(w, w.chars().count());
+                if out.ends_with('e') && out.chars().count() > 3 {
+                    out.pop();
+                }
+                out
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn tokens_match_the_reference(
+            words in prop::collection::vec(
+                prop_oneof![
+                    "[a-zA-Zé]{0,7}(ies|ing|ed|eed|es|ches|s|ss|us|is|e|tted|pping)?",
+                    any::<String>(),
+                ],
+                0..10,
+            )
+        ) {
+            let text = words.join(" ");
+            prop_assert_eq!(tokens(&text), reference_tokens(&text));
+        }
     }
 
     #[test]
