@@ -433,6 +433,17 @@ async fn gateway(agent: &MockAgent, tls_section: &str) -> TestGateway {
     TestGateway::start(&[("echo", &agent.url())], tls_section).await
 }
 
+/// A TLS gateway whose header-read (and handshake) timeout is `timeout`.
+async fn gateway_with_header_timeout(
+    agent: &MockAgent,
+    files: &Files,
+    timeout: &str,
+) -> TestGateway {
+    let tls_section = files.section(None, None, "1h");
+    let limits = format!("[limits]\nheader_read_timeout = \"{timeout}\"\n{tls_section}");
+    gateway(agent, &limits).await
+}
+
 // ------------------------------------------------------------------ tests
 
 #[tokio::test]
@@ -600,12 +611,7 @@ async fn plain_http_and_stalled_handshakes_do_not_get_in_the_way() {
     let ca = Ca::new("Test CA");
     let files = Files::new("plain", &ca.server("gateway", 1));
     let agent = MockAgent::start(Mode::Normal).await;
-    let tls_section = files.section(None, None, "1h");
-    let gw = gateway(
-        &agent,
-        &format!("[limits]\nheader_read_timeout = \"500ms\"\n{tls_section}"),
-    )
-    .await;
+    let gw = gateway_with_header_timeout(&agent, &files, "500ms").await;
 
     // A client that connects and says nothing holds no one up, and is cut
     // off after the header-read timeout.
@@ -850,12 +856,7 @@ async fn a_stalled_handshake_does_not_hold_up_shutdown() {
     let ca = Ca::new("Test CA");
     let files = Files::new("stalled", &ca.server("gateway", 1));
     let agent = MockAgent::start(Mode::Normal).await;
-    let tls_section = files.section(None, None, "1h");
-    let gw = gateway(
-        &agent,
-        &format!("[limits]\nheader_read_timeout = \"30s\"\n{tls_section}"),
-    )
-    .await;
+    let gw = gateway_with_header_timeout(&agent, &files, "30s").await;
     let mut stalled = TcpStream::connect(gw.addr()).await.unwrap();
     // Served first: the stalled connection has been accepted by now.
     assert_answered(&call(gw.addr(), &ClientSetup::new(&ca)).await.unwrap());
