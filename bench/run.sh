@@ -367,7 +367,7 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
   echo "\"kernel\":\"$(uname -r)\","
   echo "\"rustc\":\"$(rustc -V)\","
   echo "\"git\":\"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo '  + uncommitted changes')\","
-  echo "\"release_profile\":\"$(python3 -c 'import tomllib; r = tomllib.load(open("Cargo.toml", "rb")).get("profile", {}).get("release", {}); print("LTO %s, %s codegen unit(s)" % (r.get("lto", "off"), r.get("codegen-units", "default")))')\","
+  echo "\"release_profile\":\"$(python3 -c 'import tomllib; r = tomllib.load(open("Cargo.toml", "rb")).get("profile", {}).get("release", {}); print("LTO %s, %s codegen unit(s)" % (r.get("lto", "off"), r.get("codegen-units", "default")))' 2>/dev/null || echo unknown)\","
   echo "\"nginx\":\"$(have nginx && nginx -v 2>&1 | sed 's/.*: //' || echo absent)\","
   echo "\"wrk\":\"$(have wrk && { wrk -v 2>&1 || true; } | head -1 | awk '{print $1, $2}' || echo absent)\","
   echo "\"h2load\":\"$(have h2load && h2load --version 2>&1 | head -1 | awk '{print $2, $3}' || echo absent)\","
