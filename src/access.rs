@@ -105,7 +105,8 @@ impl Record {
             rule = self.rule,
             status = self.status,
             code = self.code,
-            duration_ms = elapsed.as_secs_f64() * 1000.0,
+            // Whole microseconds: `0.819`, not `0.8190339999999999`.
+            duration_ms = elapsed.as_micros() as f64 / 1000.0,
             request_bytes = self.request_bytes,
             response_bytes = self.response_bytes,
             outcome,

@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod error;
 pub mod fleet;
 pub mod limits;
+pub mod log;
 pub mod metrics;
 pub mod observe;
 pub mod proxy;

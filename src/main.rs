@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use a2a_gateway::config::{self, Config, LogFormat, Overrides};
+use a2a_gateway::config::{self, Overrides};
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
@@ -136,7 +136,8 @@ async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    init_logging(&config);
+    // Held to the end: dropping it flushes the queued log lines.
+    let _log = a2a_gateway::log::init(&config);
     let running = match a2a_gateway::build(config).start().await {
         Ok(r) => r,
         Err(e) => {
@@ -230,9 +231,7 @@ async fn demo(listen: SocketAddr, admin_listen: SocketAddr) -> ExitCode {
             ..Default::default()
         },
     );
-    if let Ok(c) = &logging {
-        init_logging(c);
-    }
+    let _log = logging.as_ref().ok().and_then(a2a_gateway::log::init);
     let demo = match a2a_gateway::demo::start(listen, admin_listen).await {
         Ok(demo) => demo,
         Err(e) => {
@@ -245,22 +244,6 @@ async fn demo(listen: SocketAddr, admin_listen: SocketAddr) -> ExitCode {
     wait_for_signal().await;
     demo.gateway.shutdown().await;
     ExitCode::SUCCESS
-}
-
-fn init_logging(config: &Config) {
-    use tracing_subscriber::EnvFilter;
-    // RUST_LOG, when set, wins over the file for ad-hoc debugging.
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.level));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr);
-    let _ = match config.log.format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
 }
 
 /// SIGTERM (Kubernetes, docker stop) or SIGINT (Ctrl-C).

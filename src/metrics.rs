@@ -4,8 +4,8 @@
 //! classes, not messages; never a task id or anything a client invents.
 
 use prometheus::{
-    exponential_buckets, Encoder, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounterVec,
-    IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+    exponential_buckets, Encoder, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter,
+    IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 use std::sync::Arc;
@@ -38,6 +38,8 @@ pub struct Metrics {
     pub card_age: GaugeVec,
     pub config_reloads: IntCounterVec,
     pub build_info: IntGaugeVec,
+    /// Caught up with `log::dropped_lines` at each scrape.
+    log_lines_dropped: IntCounter,
     /// When each task was first seen, to measure it when it ends.
     first_seen: moka::sync::Cache<String, Instant>,
 }
@@ -225,6 +227,12 @@ impl Metrics {
         build_info
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
             .set(1);
+        let log_lines_dropped = IntCounter::new(
+            "log_lines_dropped_total",
+            "Log lines dropped because stderr's reader fell behind.",
+        )
+        .unwrap_or_else(|e| panic!("metric log_lines_dropped_total: {e}"));
+        register(&r, Box::new(log_lines_dropped.clone()));
         #[cfg(target_os = "linux")]
         register(
             &r,
@@ -253,6 +261,7 @@ impl Metrics {
             card_age,
             config_reloads,
             build_info,
+            log_lines_dropped,
             first_seen: moka::sync::Cache::builder()
                 .max_capacity(tasks.max(1))
                 .time_to_live(Duration::from_secs(24 * 3600))
@@ -288,6 +297,11 @@ impl Metrics {
 
     /// The text exposition format.
     pub fn render(&self) -> String {
+        let dropped = crate::log::dropped_lines();
+        let counted = self.log_lines_dropped.get();
+        if dropped > counted {
+            self.log_lines_dropped.inc_by(dropped - counted);
+        }
         let mut out = Vec::new();
         if TextEncoder::new()
             .encode(&self.registry.gather(), &mut out)
@@ -431,6 +445,7 @@ mod tests {
         let text = m.render();
         assert!(text.contains("a2a_gateway_requests_total{"));
         assert!(text.contains("a2a_gateway_build_info{version=\""));
+        assert!(text.contains("a2a_gateway_log_lines_dropped_total 0"));
     }
 
     fn states<'a>(pairs: &[(&'a str, &'static str)]) -> Seen<'a> {

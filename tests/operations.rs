@@ -647,6 +647,8 @@ struct Binary {
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
     reader: Option<std::thread::JoinHandle<()>>,
+    /// Held while the log reader is stalled; dropping it resumes reading.
+    stalled_log: Option<std::sync::mpsc::Sender<()>>,
     addr: String,
     admin: String,
 }
@@ -661,6 +663,20 @@ impl Drop for Binary {
 impl Binary {
     /// Starts the binary and waits (bounded) for its "listening" line.
     async fn start(config: &Path) -> Binary {
+        Self::spawn(config, false).await
+    }
+
+    /// Like `start`, but stderr is not read after the "listening" line
+    /// until `resume_log`: the pipe fills up, as with a stuck log agent.
+    async fn start_with_stalled_log(config: &Path) -> Binary {
+        Self::spawn(config, true).await
+    }
+
+    fn resume_log(&mut self) {
+        self.stalled_log = None;
+    }
+
+    async fn spawn(config: &Path, stall: bool) -> Binary {
         let mut child = Command::new(BIN)
             .args(["run", "--config"])
             .arg(config)
@@ -673,15 +689,23 @@ impl Binary {
         let stderr = child.stderr.take().expect("stderr piped");
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = lines.clone();
+        let (stalled_log, resume) = std::sync::mpsc::channel::<()>();
+        let mut gate = stall.then_some(resume);
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let listening = line.contains("a2a-gateway listening");
                 sink.lock().unwrap().push(line);
+                if let Some(resume) = gate.take_if(|_| listening) {
+                    // Returns when the sender is dropped.
+                    let _ = resume.recv();
+                }
             }
         });
         let mut binary = Binary {
             child,
             lines,
             reader: Some(reader),
+            stalled_log: Some(stalled_log),
             addr: String::new(),
             admin: String::new(),
         };
@@ -944,6 +968,66 @@ async fn the_binary_writes_one_json_access_line_per_call() {
     let line = find(&generated);
     assert_eq!(line["method"], "message/send", "{line}");
     assert_eq!(line["status"], 200, "{line}");
+}
+
+/// A log reader that stops reading (a full pipe, a stuck log agent) must
+/// not stall the calls: lines queue up off the request path, and come out
+/// once the reader is back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_log_reader_does_not_stall_calls_and_loses_no_line() {
+    const CALLS: usize = 3_000; // ~1 MB of access lines: far over a pipe's 64 KiB
+    const CLIENTS: usize = 8;
+    let mock = MockAgent::start(Mode::Normal).await;
+    let file = ConfigFile::new(
+        "stalled-log",
+        &binary_config("2s", "Ops", &[("echo", mock.url())]),
+    );
+    let mut gw = Binary::start_with_stalled_log(&file.0).await;
+
+    let url = gw.url();
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                for i in (c..CALLS).step_by(CLIENTS) {
+                    let id = format!("stalled-{i}");
+                    // Each call is bounded by the client's timeout.
+                    let reply = client::post_json(&url, send(&id), &[]).await;
+                    assert_ok(&reply, &id);
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client
+            .await
+            .expect("every call answered while the log is stalled");
+    }
+    let metrics = scrape(&gw.admin_url()).await;
+    assert_eq!(
+        metrics.value("a2a_gateway_log_lines_dropped_total", &[]),
+        0.0,
+        "the queue held every line"
+    );
+
+    gw.resume_log();
+    let deadline = Instant::now() + WAIT;
+    while access_lines(&gw.stderr()).len() < CALLS {
+        assert!(
+            Instant::now() < deadline,
+            "{} of {CALLS} access lines after the reader came back",
+            access_lines(&gw.stderr()).len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    gw.signal("TERM");
+    let (status, lines) = gw.wait_exit(WAIT).await;
+    assert!(status.success(), "exit 0 on SIGTERM: {status}");
+    let ids: std::collections::HashSet<String> = access_lines(&lines)
+        .iter()
+        .filter_map(|e| e["request_id"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(ids.len(), CALLS, "one access line per call, none lost");
 }
 
 // ---------------------------------------------------- 5. graceful shutdown
