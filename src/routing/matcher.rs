@@ -89,7 +89,9 @@ pub struct Pick {
 pub struct Matcher {
     /// Term → (skill index, precomputed BM25 weight). The weight does not
     /// depend on the query because query tokens are deduplicated.
-    postings: HashMap<String, Vec<(usize, f64)>>,
+    postings: Postings,
+    /// The first two bytes of every term in `postings`.
+    starts: Starts,
     skills: Vec<SkillRef>,
     /// Distinct upstream names, sorted.
     upstreams: Vec<String>,
@@ -101,6 +103,11 @@ struct SkillRef {
     /// Index into `Matcher::upstreams`.
     upstream: usize,
 }
+
+/// Looked up for words of every message: foldhash (seeded per process)
+/// rather than SipHash, which was a fifth of the matching time. The keys
+/// come from skill cards, so there is nothing for a client to flood.
+type Postings = HashMap<String, Vec<(usize, f64)>, foldhash::fast::RandomState>;
 
 /// An upstream's best skill so far: (score, skill index).
 type Best = Option<(f64, usize)>;
@@ -118,8 +125,10 @@ impl Matcher {
             })
             .collect();
         let docs: Vec<Vec<String>> = skills.iter().map(document).collect();
+        let postings = index(&docs);
         Matcher {
-            postings: index(&docs),
+            starts: Starts::of(postings.keys()),
+            postings,
             skills: refs,
             upstreams,
         }
@@ -162,18 +171,19 @@ impl Matcher {
 
     /// BM25 score of every skill, in index order.
     fn skill_scores(&self, text: &str) -> Vec<f64> {
-        let lower = text.to_lowercase();
+        let lower = lowercase(text);
         // Only words some skill uses can score, and most words of a message
-        // are in no skill: look each up first, then sort and deduplicate the
-        // few that are. Sorted so the summation order (and thus the float
-        // result) does not depend on word order; deduplicated so each term
-        // counts once.
-        let mut hits: Vec<(&str, &[(usize, f64)])> = terms(&lower)
-            .filter_map(|term| {
-                let (known, postings) = self.postings.get_key_value(term.as_ref())?;
-                Some((known.as_str(), postings.as_slice()))
-            })
-            .collect();
+        // are in no skill. Stemming keeps a word's first two bytes, so a
+        // word whose first two bytes start no term is skipped before the
+        // stopword check, stemming and lookup. The few words that are
+        // terms are then sorted and deduplicated: sorted so the summation
+        // order (and thus the float result) does not depend on word order;
+        // deduplicated so each term counts once.
+        let mut hits = if lower.is_ascii() {
+            self.hits(ascii_words(&lower))
+        } else {
+            self.hits(words(&lower))
+        };
         hits.sort_unstable_by(|a, b| a.0.cmp(b.0));
         hits.dedup_by(|a, b| a.0 == b.0);
         let mut scores = vec![0.0; self.skills.len()];
@@ -185,6 +195,22 @@ impl Matcher {
             }
         }
         scores
+    }
+
+    /// The words of a message that are terms, with their postings. The
+    /// checks are those of [`terms`], cheapest and most selective first:
+    /// the order does not change which words pass all of them.
+    fn hits<'a>(
+        &'a self,
+        words: impl Iterator<Item = &'a str>,
+    ) -> Vec<(&'a str, &'a [(usize, f64)])> {
+        words
+            .filter(|w| self.starts.may_start(w))
+            .filter_map(|word| {
+                let (term, postings) = self.postings.get_key_value(stem(word).as_ref())?;
+                is_token(word).then_some((term.as_str(), postings.as_slice()))
+            })
+            .collect()
     }
 
     /// Each upstream's best-scoring skill (None when none scored above 0).
@@ -248,7 +274,7 @@ fn document(skill: &PublishedSkill) -> Vec<String> {
 }
 
 /// Postings with precomputed BM25 weights for the given documents.
-fn index(docs: &[Vec<String>]) -> HashMap<String, Vec<(usize, f64)>> {
+fn index(docs: &[Vec<String>]) -> Postings {
     let n = docs.len() as f64;
     let total: usize = docs.iter().map(Vec::len).sum();
     // All documents empty: no postings either, any positive value will do.
@@ -292,16 +318,87 @@ fn saturate(tf: f64, rel_len: f64) -> f64 {
 
 /// The tokenizer (see the module docs for the exact rules).
 pub fn tokens(text: &str) -> Vec<String> {
-    terms(&text.to_lowercase()).map(Cow::into_owned).collect()
+    terms(&lowercase(text)).map(Cow::into_owned).collect()
+}
+
+/// Unicode lower case; ASCII text (most messages) by the byte-wise fast
+/// path, which gives the same result for it.
+fn lowercase(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        text.to_lowercase()
+    }
 }
 
 /// The tokens of already lower-cased text, borrowed from it where stemming
 /// only shortens a word (all rules but `ies` → `y`).
 fn terms(lower: &str) -> impl Iterator<Item = Cow<'_, str>> {
-    lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 2 && !is_stopword(w))
-        .map(stem)
+    words(lower).filter(|w| is_token(w)).map(stem)
+}
+
+/// Maximal runs of alphanumeric characters.
+fn words(lower: &str) -> impl Iterator<Item = &str> {
+    lower.split(|c: char| !c.is_alphanumeric())
+}
+
+/// The non-empty [`words`] of ASCII text, found byte by byte (no UTF-8
+/// decoding, and slices cut at ASCII bytes need no validation).
+fn ascii_words(lower: &str) -> impl Iterator<Item = &str> {
+    let mut rest = lower;
+    std::iter::from_fn(move || {
+        let start = rest.bytes().position(|b| b.is_ascii_alphanumeric())?;
+        let tail = &rest[start..];
+        let end = tail
+            .bytes()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .unwrap_or(tail.len());
+        let (word, after) = tail.split_at(end);
+        rest = after;
+        Some(word)
+    })
+}
+
+/// At least two characters and not a stopword.
+fn is_token(word: &str) -> bool {
+    at_least_chars(word, 2) && !is_stopword(word)
+}
+
+/// Whether `s` has at least `n` characters (reads at most `n` of them).
+fn at_least_chars(s: &str, n: usize) -> bool {
+    n == 0 || s.chars().nth(n - 1).is_some()
+}
+
+/// Which two-byte starts some term has, as a 65,536-bit set. Every rule of
+/// [`stem`] keeps at least the first two characters of a word, so a word
+/// whose first two bytes are not in the set cannot stem to a term.
+#[derive(Debug, Clone, Default)]
+struct Starts(Vec<u64>);
+
+impl Starts {
+    fn of<'a>(terms: impl Iterator<Item = &'a String>) -> Starts {
+        let mut bits = vec![0u64; 1 << 10];
+        for term in terms {
+            if let Some(i) = Starts::index(term) {
+                bits[i >> 6] |= 1 << (i & 63);
+            }
+        }
+        Starts(bits)
+    }
+
+    fn index(word: &str) -> Option<usize> {
+        match word.as_bytes() {
+            [a, b, ..] => Some(usize::from(*a) << 8 | usize::from(*b)),
+            _ => None,
+        }
+    }
+
+    /// False only when no term starts like `word` (empty set: always false).
+    fn may_start(&self, word: &str) -> bool {
+        Starts::index(word)
+            .and_then(|i| self.0.get(i >> 6).map(|bits| bits >> (i & 63) & 1 == 1))
+            .unwrap_or(false)
+    }
 }
 
 /// Whether `word` is in [`STOPWORDS`]. Every stopword fits in 8 bytes, so
@@ -327,9 +424,8 @@ fn word_key(word: &str) -> Option<u64> {
 
 /// Light suffix stemming (see the module docs).
 fn stem(word: &str) -> Cow<'_, str> {
-    let len = word.chars().count();
-    let out = strip_inflection(word, len);
-    if !(out.ends_with('e') && out.chars().count() > 3) {
+    let out = strip_inflection(word);
+    if !(out.ends_with('e') && at_least_chars(&out, 4)) {
         return out;
     }
     match out {
@@ -343,18 +439,19 @@ fn stem(word: &str) -> Cow<'_, str> {
 
 /// The first matching inflection rule. Suffixes are ASCII, so byte slicing
 /// at `word.len() - suffix.len()` is always on a char boundary.
-fn strip_inflection(word: &str, len: usize) -> Cow<'_, str> {
+fn strip_inflection(word: &str) -> Cow<'_, str> {
     let cut = |n: usize| &word[..word.len() - n];
-    if word.ends_with("ies") && len >= 5 {
+    let len_at_least = |n: usize| at_least_chars(word, n);
+    if word.ends_with("ies") && len_at_least(5) {
         return Cow::Owned(format!("{}y", cut(3)));
     }
-    if word.ends_with("ing") && len >= 6 {
+    if word.ends_with("ing") && len_at_least(6) {
         return Cow::Borrowed(undouble(cut(3)));
     }
-    if word.ends_with("ed") && !word.ends_with("eed") && len >= 5 {
+    if word.ends_with("ed") && !word.ends_with("eed") && len_at_least(5) {
         return Cow::Borrowed(undouble(cut(2)));
     }
-    if word.ends_with("es") && len >= 5 {
+    if word.ends_with("es") && len_at_least(5) {
         let stem = cut(2);
         if ["s", "x", "z", "ch", "sh"]
             .iter()
@@ -363,7 +460,10 @@ fn strip_inflection(word: &str, len: usize) -> Cow<'_, str> {
             return Cow::Borrowed(stem);
         }
     }
-    if word.ends_with('s') && len >= 4 && !["ss", "us", "is"].iter().any(|s| word.ends_with(s)) {
+    if word.ends_with('s')
+        && len_at_least(4)
+        && !["ss", "us", "is"].iter().any(|s| word.ends_with(s))
+    {
         return Cow::Borrowed(cut(1));
     }
     Cow::Borrowed(word)
@@ -378,7 +478,7 @@ fn undouble(stem: &str) -> &str {
         (Some(a), Some(b)) => a == b && a.is_ascii_lowercase() && !"aeiouylsz".contains(a),
         _ => false,
     };
-    if doubled && stem.chars().count() > 3 {
+    if doubled && at_least_chars(stem, 4) {
         &stem[..stem.len() - 1]
     } else {
         stem
@@ -528,7 +628,7 @@ mod tests {
                 (Some(a), Some(b)) => a == b && a.is_ascii_lowercase() && !"aeiouylsz".contains(a),
                 _ => false,
             };
-            if doubled && stem.chars().count() > 3 {
+            if doubled && at_least_chars(stem, 4) {
                 stem[..stem.len() - 1].to_owned()
             } else {
                 stem.to_owned()
@@ -591,6 +691,48 @@ mod tests {
             let text = words.join(" ");
             prop_assert_eq!(tokens(&text), reference_tokens(&text));
         }
+
+        /// What lets `Starts` skip a word before stemming it.
+        #[test]
+        fn stemming_keeps_the_first_two_bytes(word in "[a-zé]{2,9}(ies|ing|ed|es|s|e|tted|pping)?") {
+            let stemmed = stem(&word);
+            prop_assert_eq!(&stemmed.as_bytes()[..2], &word.as_bytes()[..2], "{} -> {}", word, stemmed);
+        }
+
+        /// Skipping words by their start never changes a score.
+        #[test]
+        fn the_start_filter_changes_no_score(
+            words in prop::collection::vec(
+                prop_oneof![
+                    "(weather|forecast|rain|flight|book|hotel|translat|language|city)(s|es|ing|ed|ies|e)?",
+                    "[a-zA-Zé]{1,9}",
+                    any::<String>(),
+                ],
+                0..24,
+            )
+        ) {
+            let m = Matcher::new(&fleet());
+            let text = words.join(" ");
+            prop_assert_eq!(m.skill_scores(&text), unfiltered_scores(&m, &text));
+        }
+    }
+
+    /// `skill_scores` without the `Starts` filter: every token is stemmed
+    /// and looked up.
+    fn unfiltered_scores(m: &Matcher, text: &str) -> Vec<f64> {
+        let mut terms: Vec<String> = tokens(text)
+            .into_iter()
+            .filter(|t| m.postings.contains_key(t))
+            .collect();
+        terms.sort_unstable();
+        terms.dedup();
+        let mut scores = vec![0.0; m.skills.len()];
+        for term in &terms {
+            for &(skill, weight) in &m.postings[term] {
+                scores[skill] += weight;
+            }
+        }
+        scores
     }
 
     #[test]

@@ -110,11 +110,24 @@ pub fn message_text(params: Option<&Sketch<'_>>) -> Option<String> {
             text.push('\n');
             room -= 1;
         }
-        let taken: String = part.chars().take(room).collect();
-        room -= taken.chars().count();
-        text.push_str(&taken);
+        let (taken, chars) = first_chars(part, room);
+        room -= chars;
+        text.push_str(taken);
     }
     (!text.is_empty()).then_some(text)
+}
+
+/// The first `max` characters of `s` (all of it when shorter), and how
+/// many characters that is.
+fn first_chars(s: &str, max: usize) -> (&str, usize) {
+    if s.len() <= max {
+        // At most `max` bytes: at most `max` characters.
+        return (s, s.chars().count());
+    }
+    match s.char_indices().nth(max) {
+        Some((end, _)) => (&s[..end], max),
+        None => (s, s.chars().count()),
+    }
 }
 
 #[cfg(test)]
