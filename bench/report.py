@@ -188,6 +188,14 @@ mock upstream compete for CPU, as they would in a sidecar. No CPU pinning.
   token must get 401 first). *nginx-tls* is the same nginx on a TLS listener, proxying without
   auth. Both get the same request, token included. TLS 1.3, ALPN `http/1.1` or `h2`; sessions
   are not resumed, but the connections are kept alive, so handshakes are rare.
+* **Fleet** (before TLS): `message/send` 1 KiB through *gateway-fleet*, a new gateway process in
+  front of nine agents: the bench agent and eight with skills of their own (translate, travel,
+  weather, invoices, code review, calendar, support, research: `bench-upstream serve --fleet 8`,
+  eight ports of one process). No call carries a routing hint, so every call is scored against
+  the nine agents' skills (BM25), and the task and conversation it starts are learned. The
+  message asks for a translation; every answer is checked to come from the translate agent,
+  and *direct-fleet* is that agent called directly. *gateway* is the one-agent gateway above on
+  `message/send` 1 KiB, for comparison. nginx cannot route by skill, so it has no row here.
 """)
 
 # ------------------------------------------------------------------ targets
@@ -336,6 +344,52 @@ for proto, pname in (("h1", "HTTP/1.1"), ("h2", "HTTP/2")):
         errs = {t: get(rr[t], "errors") for t in SECURE}
         w(f"| failed requests at {label} | " + " | ".join(
             "—" if errs[t] is None else str(errs[t]) for t in SECURE) + " | | |")
+    w("")
+
+# ------------------------------------------------------------------ fleet
+FLEET = ["direct-fleet", "gateway", "gateway-fleet"]
+for proto, pname in PROTOS.items():
+    sat = {t: find("sat", "send1k" if t == "gateway" else "fleet1k", proto, t) for t in FLEET}
+    if not sat["gateway-fleet"] and not find("rate", "fleet1k", proto, "gateway-fleet"):
+        continue
+    w(f"## `message/send`, 1 KiB body, through a fleet of nine agents (routing by skill), {pname}")
+    w("")
+    routing = find("fleet_routing")
+    if routing:
+        w(f"The fleet gateway placed {routing.get('match', 0):,} calls by skill match and "
+          f"{routing.get('other', 0):,} by any other rule (every fleet workload, both protocols).")
+        w("")
+    w("| | direct (the translate agent) | gateway (one agent) | gateway (fleet) "
+      "| fleet/direct | fleet/one agent |")
+    w("|---|---:|---:|---:|---:|---:|")
+
+    def fleet_row(label, vals, fmt):
+        cells = [fmt(vals.get(t)) for t in FLEET]
+        cells += [ratio(vals.get("gateway-fleet"), vals.get("direct-fleet")),
+                  ratio(vals.get("gateway-fleet"), vals.get("gateway"))]
+        w(f"| {label} | " + " | ".join(cells) + " |")
+
+    fleet_row("saturation throughput (req/s)", {t: get(sat[t], "rps") for t in FLEET}, fmt_int)
+    fleet_row("CPU seconds per 10k requests (the proxy; direct: the agent)",
+              {t: sat[t]["upstream_cpu_s" if t == "direct-fleet" else "cpu_s"]
+               / sat[t]["requests"] * 10_000
+               for t in FLEET if sat[t] and sat[t].get("requests")},
+              lambda v: fmt_f(v, 3))
+    rates = sorted({r["rate"] for r in rows if r.get("phase") == "rate"
+                    and r["workload"] == "fleet1k" and r["proto"] == proto})
+    for rate in rates:
+        rr = {t: find("rate", "send1k" if t == "gateway" else "fleet1k", proto, t, rate=rate)
+              for t in FLEET}
+        label = f"{rate / 1000:g}k rps" if rate >= 1000 else f"{rate:g} rps"
+        for key, name in (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9")):
+            fleet_row(f"latency {name} at {label}", {t: get(rr[t], key) for t in FLEET}, fmt_us)
+        d = get(rr["direct-fleet"], "p99_us")
+        w(f"| latency p99 added over direct at {label} | — | "
+          f"{diff_us(get(rr['gateway'], 'p99_us'), get(find('rate', 'send1k', proto, 'direct', rate=rate), 'p99_us'))} | "
+          f"{diff_us(get(rr['gateway-fleet'], 'p99_us'), d)} | | |")
+        errs = {t: get(rr[t], "errors") for t in FLEET}
+        w(f"| failed requests at {label} | " + " | ".join(
+            "—" if errs[t] is None else str(errs[t]) for t in FLEET) + " | | |")
     w("")
 
 # ------------------------------------------------------------------ SSE

@@ -5,7 +5,9 @@
 #   nginx    nginx as a plain reverse proxy in front of it (bench/nginx.conf),
 # all on 127.0.0.1, and writes bench/RESULTS.md. `message/send` 1 KiB is also
 # measured over TLS: the gateway with TLS and JWT auth on (gateway-tls), and
-# nginx terminating TLS (nginx-tls), with a fresh certificate and token.
+# nginx terminating TLS (nginx-tls), with a fresh certificate and token; and
+# through a fleet (gateway-fleet): the gateway in front of nine agents, routing
+# each call by skill, against the chosen agent called directly (direct-fleet).
 #
 #   bash bench/run.sh            full run (~10 min after the builds): RESULTS.md
 #   bash bench/run.sh --smoke    every workload for ~1 s (debug builds, no nginx
@@ -106,17 +108,19 @@ stop_pid() { # PID: TERM, wait, then KILL; the PID is forgotten (never killed tw
 }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+FLEET_N=8   # agents with skills of their own (bench-upstream serve --fleet)
+FLEET_SKILLS=(translate travel weather invoices code-review calendar support research)
 BASE=${BENCH_PORT_BASE:-}
 if [ -z "$BASE" ]; then
   for b in $(seq 20000 100 21900); do
     ok=1
-    for p in $(seq "$b" $((b + 5))); do port_free "$p" || ok=0; done
+    for p in $(seq "$b" $((b + 5 + FLEET_N))); do port_free "$p" || ok=0; done
     if [ $ok = 1 ]; then BASE=$b; break; fi
   done
 fi
 [ -n "$BASE" ] || { echo "no free port range found" >&2; exit 1; }
 UPORT=$BASE; GPORT=$((BASE + 1)); GADMIN=$((BASE + 2)); NH1=$((BASE + 3)); NH2=$((BASE + 4))
-NTLS=$((BASE + 5))
+NTLS=$((BASE + 5)); FPORT=$((BASE + 6))   # the fleet: FPORT … FPORT+FLEET_N-1
 
 wait_http() { # URL SECONDS: until it answers 2xx
   local deadline=$(($(date +%s) + $2))
@@ -185,6 +189,11 @@ bodies = {
     "get": '{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"bench-task-42"}}',
     "stream": send(512, "message/stream"),
 }
+# For the fleet rows: a message the matcher must place with the translate agent.
+words = ("Please translate this letter into French for our partners in Lyon. It explains the new "
+         "product range, the prices for next year and how to reach our team. Keep the tone warm and "
+         "formal, and translate the product names only where a French name already exists. ")
+bodies["fleet1k"] = send(1024)
 for name, body in bodies.items():
     with open(f"{out}/{name}.json", "w") as f:
         f.write(body)
@@ -219,7 +228,7 @@ client_extra() { # target: sets EXTRA, the load client's options for it
 }
 
 # ---------------------------------------------------------------- start / stop
-UP_PID=""; GW_PID=""; NGX_PID=""
+UP_PID=""; GW_PID=""; NGX_PID=""; FLEET_PID=""
 start_upstream() {
   "$UP" serve "$UPORT" 2>>"$OUT/logs/upstream.log" &
   UP_PID=$!; PIDS+=("$UP_PID")
@@ -252,7 +261,8 @@ CLK_TCK=$(getconf CLK_TCK)
 pids_of() { # target: the PIDs whose CPU and memory are the target's own
   case $1 in
     direct) echo "$UP_PID" ;;
-    gateway | gateway-h2c | gateway-tls) echo "$GW_PID" ;;
+    gateway | gateway-h2c | gateway-tls | gateway-fleet) echo "$GW_PID" ;;
+    direct-fleet) echo "$FLEET_PID" ;;
     nginx | nginx-tls) echo "$NGX_PID $(pgrep -P "$NGX_PID" | tr '\n' ' ')" ;;
   esac
 }
@@ -277,14 +287,22 @@ fds_of() { local n=0 p; for p in "$@"; do n=$((n + $(ls "/proc/$p/fd" 2>/dev/nul
 url_of() { # target proto
   case $1/$2 in
     direct/*) echo "http://127.0.0.1:$UPORT/" ;;
-    gateway/* | gateway-h2c/*) echo "http://127.0.0.1:$GPORT/" ;;
+    gateway/* | gateway-h2c/* | gateway-fleet/*) echo "http://127.0.0.1:$GPORT/" ;;
+    direct-fleet/*) echo "http://127.0.0.1:$FPORT/" ;;   # the translate agent
     nginx/h1) echo "http://127.0.0.1:$NH1/" ;;
     nginx/h2) echo "http://127.0.0.1:$NH2/" ;;
     gateway-tls/*) echo "https://127.0.0.1:$GPORT/" ;;
     nginx-tls/*) echo "https://127.0.0.1:$NTLS/" ;;
   esac
 }
-expect_of() { case $1 in send*) echo '"state":"completed"' ;; get) echo '"bench-task-42"' ;; esac; }
+expect_of() {
+  case $1 in
+    send*) echo '"state":"completed"' ;;
+    get) echo '"bench-task-42"' ;;
+    fleet1k) echo '"text":"translate: ' ;; # answered by the translate agent
+  esac
+}
+upstream_pid_of() { case $1 in *-fleet) echo "$FLEET_PID" ;; *) echo "$UP_PID" ;; esac; }
 
 record() { # phase workload proto target JSON-from-a-tool [extra "k":v pairs]
   local json=$5 extra=${6:-}
@@ -474,11 +492,12 @@ done
 [ $FAILURES = 0 ] || { echo "sanity checks failed: not measuring" >&2; exit 1; }
 
 saturate() { # workload proto target
-  local w=$1 proto=$2 target=$3 pids u line c0 u0 c1 u1 hwm requests errors
+  local w=$1 proto=$2 target=$3 pids u line c0 u0 c1 u1 hwm requests errors up_pid
   read -r -a pids <<<"$(pids_of "$target")"
   u=$(url_of "$target" "$proto")
+  up_pid=$(upstream_pid_of "$target")
   reset_hwm "${pids[@]}"
-  c0=$(cpu_ticks "${pids[@]}"); u0=$(cpu_ticks "$UP_PID")
+  c0=$(cpu_ticks "${pids[@]}"); u0=$(cpu_ticks "$up_pid")
   if [ $proto = h1 ]; then
     have wrk || return 0
     local auth=""; [[ $target = *-tls ]] && auth="Bearer $TOKEN"
@@ -503,7 +522,7 @@ saturate() { # workload proto target
     requests=${requests:-0}; errors=$(( ${errors:-1} + ${non2xx:-0} )); secs=${secs:-$SAT_SECS}
     line="{\"mode\":\"h2load\",\"requests\":$requests,\"duration_us\":$(awk -v s="$secs" 'BEGIN {printf "%d", s * 1e6}')}"
   fi
-  c1=$(cpu_ticks "${pids[@]}"); u1=$(cpu_ticks "$UP_PID")
+  c1=$(cpu_ticks "${pids[@]}"); u1=$(cpu_ticks "$up_pid")
   hwm=$(status_kb VmHWM "${pids[@]}")
   record sat "$w" "$proto" "$target" "$line" \
     "\"rps\":$(awk -v r="$requests" -v s="$secs" 'BEGIN {printf "%.1f", (s > 0 ? r / s : 0)}'),\"errors\":$errors,\"cpu_s\":$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"upstream_cpu_s\":$(awk -v t=$((u1 - u0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"hwm_kb\":$hwm"
@@ -589,6 +608,50 @@ if [ "$SOAK" = 1 ] && have wrk; then
   [ "$errors" = 0 ] || fail "soak: $errors errors"
   note "soak: $total requests in $round rounds, $errors errors"
 fi
+
+# ---------------------------------------------------------------- fleet
+# message/send 1 KiB through a gateway in front of nine agents: the bench
+# agent and FLEET_N agents with skills of their own (bench-upstream serve
+# --fleet), so every call is scored against the skills (BM25) and the task
+# and conversation it starts are learned, as in a real fleet. The message
+# must reach the translate agent (its answers say so); direct-fleet is that
+# agent called directly. nginx cannot route by skill: it has no row here.
+say "message/send 1 KiB through a fleet of $((FLEET_N + 1)) agents (routing by skill)"
+"$UP" serve "$FPORT" --fleet "$FLEET_N" 2>>"$OUT/logs/fleet.log" &
+FLEET_PID=$!; PIDS+=("$FLEET_PID")
+wait_http "http://127.0.0.1:$FPORT/.well-known/agent-card.json" 20 || { echo "fleet agents did not start" >&2; exit 1; }
+{ cat bench/gateway.toml
+  printf '\n[routing]\ndefault_upstream = "bench"\n'
+  for i in $(seq 0 $((FLEET_N - 1))); do
+    printf '\n[[upstreams]]\nname = "%s"\nurl = "http://127.0.0.1:%d/"\nmax_in_flight = 4096\n' \
+      "${FLEET_SKILLS[$i]}" $((FPORT + i))
+  done
+} >"$OUT/gateway-fleet.toml"
+stop_gateway
+GW_CONFIG=$OUT/gateway-fleet.toml start_gateway
+fleet_ok=1
+for target in direct-fleet gateway-fleet; do
+  for proto in h1 h2; do
+    flag=""; [ $proto = h2 ] && flag=--h2
+    "$UP" rate --url "$(url_of "$target" "$proto")" --body "$OUT/fleet1k.json" --rate 50 --secs 0.2 --conns 2 $flag \
+      --expect "$(expect_of fleet1k)" >/dev/null 2>"$OUT/logs/sanity.err" ||
+      { fail "$target $proto fleet1k: $(tail -1 "$OUT/logs/sanity.err")"; fleet_ok=0; }
+  done
+done
+if [ $fleet_ok = 1 ]; then
+  for proto in h1 h2; do
+    for target in direct-fleet gateway-fleet; do saturate fleet1k "$proto" "$target"; done
+    for rate in $RATES; do
+      for target in direct-fleet gateway-fleet; do fixed_rate fleet1k "$proto" "$target" "$rate"; done
+    done
+  done
+  # How the gateway placed the calls, from its own metrics.
+  routed=$(curl -sf "http://127.0.0.1:$GADMIN/metrics" | awk '/^a2a_gateway_routing_decisions_total\{/ {
+      split($1, a, "\""); n[a[2]] = $2 } END { printf "\"match\":%d,\"other\":%d", n["match"], n["path"] + n["affinity"] + n["hint"] + n["default"] + n["none"] }')
+  echo "{\"phase\":\"fleet_routing\",\"target\":\"gateway-fleet\",$routed}" >>"$RESULTS"
+  note "fleet routing: $routed"
+fi
+stop_pid "$FLEET_PID"; FLEET_PID=""
 
 # ---------------------------------------------------------------- TLS + JWT
 # message/send 1 KiB again, over TLS: the gateway with TLS and JWT auth on (a

@@ -14,6 +14,11 @@
 //!                           The value `hold` sends one event and then keeps the
 //!                           stream open without end (for idle-stream memory).
 //!
+//! `serve PORT --fleet N` serves N agents instead, on PORT … PORT+N-1, each
+//! with skills of its own (translate, travel, weather, …; see `THEMES`) and
+//! answering `message/send` with `"<skill id>: …"` instead of `"echo: …"`,
+//! so a load client can check which agent the gateway routed to.
+//!
 //! `rate`, `sse` and `idle` are the load clients used by bench/run.sh; they
 //! live in bench/client.rs and print one JSON line each. `secrets DIR` writes
 //! the certificate and token of the TLS + JWT rows (bench/secrets.rs).
@@ -59,8 +64,21 @@ fn main() {
 }
 
 fn serve_main(args: &[String]) -> i32 {
-    let Some(port) = args.first().and_then(|p| p.parse::<u16>().ok()) else {
-        eprintln!("usage: bench-upstream serve PORT");
+    let port = args.first().and_then(|p| p.parse::<u16>().ok());
+    let fleet = match args.get(1..) {
+        Some([]) | None => Some(None),
+        Some([flag, n]) if flag == "--fleet" => n
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=THEMES.len()).contains(n))
+            .map(Some),
+        Some(_) => None,
+    };
+    let (Some(port), Some(fleet)) = (port, fleet) else {
+        eprintln!(
+            "usage: bench-upstream serve PORT [--fleet N]   (N: 1 to {})",
+            THEMES.len()
+        );
         return 2;
     };
     let default_events = std::env::var("BENCH_SSE_EVENTS")
@@ -76,48 +94,69 @@ fn serve_main(args: &[String]) -> i32 {
         .enable_all()
         .build()
         .expect("tokio runtime");
+    // One agent per port: the bench agent alone, or one per theme.
+    let agents: Vec<(u16, Option<&Theme>)> = match fleet {
+        None => vec![(port, None)],
+        Some(n) => THEMES[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, theme)| (port + i as u16, Some(theme)))
+            .collect(),
+    };
     runtime.block_on(async move {
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let listener = match tokio::net::TcpListener::bind(addr).await {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("bench-upstream: cannot listen on {addr}: {e}");
-                return 1;
-            }
-        };
-        let mock = Arc::new(Mock {
-            card: Bytes::from(card(port)),
-            default_events,
-            next_task: AtomicU64::new(1),
-        });
-        eprintln!("bench-upstream: listening on http://{addr}");
-        loop {
-            let (socket, _) = match listener.accept().await {
-                Ok(s) => s,
+        let mut served = Vec::new();
+        for (port, theme) in agents {
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            let listener = match tokio::net::TcpListener::bind(addr).await {
+                Ok(l) => l,
                 Err(e) => {
-                    // Out of file descriptors and the like: back off briefly.
-                    eprintln!("bench-upstream: accept: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                    continue;
+                    eprintln!("bench-upstream: cannot listen on {addr}: {e}");
+                    return 1;
                 }
             };
-            let _ = socket.set_nodelay(true);
-            let mock = mock.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req| {
-                    let mock = mock.clone();
-                    async move { Ok::<_, Infallible>(mock.handle(req).await) }
-                });
-                let mut builder = auto::Builder::new(TokioExecutor::new());
-                // Enough for every idle stream of bench/run.sh over one
-                // connection (the gateway-h2c rows multiplex them all).
-                builder.http2().max_concurrent_streams(20_000);
-                let _ = builder
-                    .serve_connection(TokioIo::new(socket), service)
-                    .await;
+            let mock = Arc::new(Mock {
+                card: Bytes::from(theme.map_or_else(|| card(port), |t| themed_card(port, t))),
+                answer_prefix: theme.map_or("echo", |t| t.id),
+                default_events,
+                next_task: AtomicU64::new(1),
             });
+            eprintln!("bench-upstream: listening on http://{addr}");
+            served.push(tokio::spawn(accept_loop(listener, mock)));
         }
+        for agent in served {
+            let _ = agent.await;
+        }
+        0
     })
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, mock: Arc<Mock>) {
+    loop {
+        let (socket, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(e) => {
+                // Out of file descriptors and the like: back off briefly.
+                eprintln!("bench-upstream: accept: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = socket.set_nodelay(true);
+        let mock = mock.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let mock = mock.clone();
+                async move { Ok::<_, Infallible>(mock.handle(req).await) }
+            });
+            let mut builder = auto::Builder::new(TokioExecutor::new());
+            // Enough for every idle stream of bench/run.sh over one
+            // connection (the gateway-h2c rows multiplex them all).
+            builder.http2().max_concurrent_streams(20_000);
+            let _ = builder
+                .serve_connection(TokioIo::new(socket), service)
+                .await;
+        });
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -138,6 +177,8 @@ fn parse_events(v: &str) -> Option<Events> {
 
 struct Mock {
     card: Bytes,
+    /// `message/send` answers "<prefix>: <first words>".
+    answer_prefix: &'static str,
     default_events: Events,
     next_task: AtomicU64,
 }
@@ -240,7 +281,8 @@ impl Mock {
                     .map(|t| t.chars().take(32).collect::<String>())
                     .unwrap_or_default();
                 let n = self.next_task.fetch_add(1, Ordering::Relaxed);
-                let echo = serde_json::to_string(&format!("echo: {echo}")).unwrap_or_default();
+                let echo = serde_json::to_string(&format!("{}: {echo}", self.answer_prefix))
+                    .unwrap_or_default();
                 rpc(format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"bench-task-{n}","contextId":"bench-ctx-{n}","status":{{"state":"completed","timestamp":"2026-01-01T00:00:00Z"}},"artifacts":[{{"artifactId":"answer","parts":[{{"kind":"text","text":{echo}}}]}}]}}}}"#
                 ))
@@ -327,4 +369,47 @@ fn card(port: u16) -> String {
     format!(
         r#"{{"name":"Bench Agent","description":"A fast mock A2A agent for benchmarks: echoes messages, streams N events.","url":"http://127.0.0.1:{port}/","version":"1.0.0","protocolVersion":"0.3.0","preferredTransport":"JSONRPC","capabilities":{{"streaming":true,"pushNotifications":false,"stateTransitionHistory":false}},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{{"id":"echo","name":"Echo","description":"Echoes the first words of a message back as a completed task.","tags":["echo","bench"],"examples":["echo this back"]}}]}}"#
     )
+}
+
+/// One agent of `serve --fleet`: a skill of its own, described the way real
+/// agents describe theirs, so the gateway's matcher has real text to score.
+struct Theme {
+    id: &'static str,
+    name: &'static str,
+    description: &'static str,
+    tags: &'static [&'static str],
+    example: &'static str,
+}
+
+const THEMES: [Theme; 8] = [
+    Theme { id: "translate", name: "Translate", description: "Translates documents and messages between languages such as English, French, German and Spanish.", tags: &["translation", "language", "localization"], example: "translate this paragraph into French" },
+    Theme { id: "travel", name: "Book travel", description: "Books flights, trains and hotels, and changes or cancels reservations.", tags: &["flight", "hotel", "booking", "travel"], example: "book a flight from Paris to Berlin" },
+    Theme { id: "weather", name: "Weather forecast", description: "Forecasts weather, temperature, wind and rain for a city.", tags: &["weather", "forecast", "temperature"], example: "will it rain in Oslo tomorrow" },
+    Theme { id: "invoices", name: "Invoices and payments", description: "Reads invoices, checks payments and files expense reports.", tags: &["invoice", "payment", "expense", "finance"], example: "file this receipt as an expense" },
+    Theme { id: "code-review", name: "Code review", description: "Reviews pull requests and code changes, and finds bugs.", tags: &["code", "review", "bug"], example: "review this pull request" },
+    Theme { id: "calendar", name: "Calendar", description: "Schedules meetings, finds free time and sends invitations.", tags: &["meeting", "schedule", "calendar"], example: "schedule a meeting with Ana on Monday" },
+    Theme { id: "support", name: "Customer support", description: "Answers customer questions about orders, refunds and deliveries.", tags: &["support", "refund", "order", "delivery"], example: "where is my order" },
+    Theme { id: "research", name: "Research", description: "Searches and summarizes papers, articles and reports.", tags: &["research", "summary", "paper", "article"], example: "summarize this article" },
+];
+
+fn themed_card(port: u16, theme: &Theme) -> String {
+    let card = serde_json::json!({
+        "name": format!("Bench {} Agent", theme.name),
+        "description": format!("A fast mock A2A agent for benchmarks: {}", theme.description),
+        "url": format!("http://127.0.0.1:{port}/"),
+        "version": "1.0.0",
+        "protocolVersion": "0.3.0",
+        "preferredTransport": "JSONRPC",
+        "capabilities": {"streaming": true, "pushNotifications": false, "stateTransitionHistory": false},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{
+            "id": theme.id,
+            "name": theme.name,
+            "description": theme.description,
+            "tags": theme.tags,
+            "examples": [theme.example],
+        }],
+    });
+    card.to_string()
 }
