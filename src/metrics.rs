@@ -262,9 +262,12 @@ impl Metrics {
             config_reloads,
             build_info,
             log_lines_dropped,
+            // Least recently used goes first: with moka's default (TinyLFU)
+            // a full cache refused every new task (see routing/affinity.rs).
             first_seen: moka::sync::Cache::builder()
                 .max_capacity(tasks.max(1))
                 .time_to_live(Duration::from_secs(24 * 3600))
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .build(),
         }
     }
@@ -462,6 +465,19 @@ mod tests {
     fn shared_entries(m: &Metrics) -> u64 {
         m.first_seen.run_pending_tasks();
         m.first_seen.entry_count()
+    }
+
+    #[test]
+    fn once_full_new_tasks_are_still_timed() {
+        let m = Metrics::with_task_capacity(100);
+        for i in 0..1_000 {
+            m.task_states_seen(&states(&[(&format!("old-{i}"), "working")]), "s");
+        }
+        shared_entries(&m); // finishes the cache's housekeeping
+        m.task_states_seen(&states(&[("new", "working")]), "s");
+        shared_entries(&m);
+        m.task_states_seen(&states(&[("new", "completed")]), "s");
+        assert_eq!(timed(&m), 1, "the newest task was remembered and timed");
     }
 
     #[test]

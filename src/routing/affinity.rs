@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use moka::policy::EvictionPolicy;
 use moka::sync::Cache;
 
 use super::learn::Seen;
@@ -20,14 +21,8 @@ impl Affinity {
         let contexts = (capacity / 4).max(1);
         let tasks = capacity.saturating_sub(contexts).max(1);
         Self {
-            tasks: Cache::builder()
-                .max_capacity(tasks)
-                .time_to_live(ttl)
-                .build(),
-            contexts: Cache::builder()
-                .max_capacity(contexts)
-                .time_to_live(ttl)
-                .build(),
+            tasks: owners(tasks, ttl),
+            contexts: owners(contexts, ttl),
         }
     }
 
@@ -74,6 +69,18 @@ impl Affinity {
     }
 }
 
+/// Least recently used goes first. moka's default (TinyLFU) admits a new
+/// key only when it is used more often than the one it would evict: every
+/// id is new when learned, so a full cache kept its oldest owners and
+/// refused every new one, which is the opposite of what follow-ups need.
+fn owners(capacity: u64, ttl: Duration) -> Cache<String, Arc<str>> {
+    Cache::builder()
+        .max_capacity(capacity)
+        .time_to_live(ttl)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+}
+
 /// Inserts unless the id is already held for the same upstream: a stream
 /// names its task in every event, and a moka insert (hashing, a write to
 /// the concurrent map, housekeeping) costs far more than a read. A known id
@@ -118,6 +125,30 @@ mod tests {
         assert_eq!(a.task_owner("t").as_deref(), Some("one"));
         a.learn_task("t", &two);
         assert_eq!(a.task_owner("t").as_deref(), Some("two"));
+    }
+
+    /// Follow-ups come for recent tasks: once full, the cache must make
+    /// room for new owners, not keep the old ones and refuse the new.
+    #[test]
+    fn once_full_the_newest_owners_are_kept() {
+        let a = Affinity::new(1000, Duration::from_secs(60));
+        let up: Arc<str> = Arc::from("x");
+        for i in 0..5_000 {
+            a.learn_task(&format!("t{i}"), &up);
+            a.learn_context(&format!("c{i}"), &up);
+        }
+        a.len(); // finishes the cache's housekeeping
+        let kept = |prefix: &str| {
+            (4_900..5_000)
+                .filter(|i| {
+                    a.tasks.contains_key(&format!("{prefix}{i}"))
+                        || a.contexts.contains_key(&format!("{prefix}{i}"))
+                })
+                .count()
+        };
+        assert_eq!(kept("t"), 100, "the last 100 tasks are all known");
+        assert_eq!(kept("c"), 100, "the last 100 conversations are all known");
+        assert_eq!(a.task_owner("t0"), None, "the oldest made room");
     }
 
     #[test]
