@@ -166,9 +166,10 @@ impl Accepted {
 async fn serve_plain(stream: TcpStream, mut accepted: Accepted) {
     let remote = accepted.info.remote;
     let wait = accepted.first_bytes_timeout;
-    let sniffed = accepted
-        .unless_stopped(protocol::sniff(&stream, wait))
-        .await;
+    // Boxed, like the handshake below: the wait for the first bytes (two
+    // timers, a select) is over once the connection is served, and would
+    // otherwise stay in every connection's task for as long as it lives.
+    let sniffed = Box::pin(accepted.unless_stopped(protocol::sniff(&stream, wait))).await;
     let Some(protocol) = sniffed else {
         tracing::debug!(%remote, "connection closed, silent or stopped before its first bytes");
         return;
@@ -195,7 +196,7 @@ async fn serve_tls(stream: TcpStream, acceptor: tokio_rustls::TlsAcceptor, mut a
             }
         }
     };
-    let Some(stream) = accepted.unless_stopped(handshake).await else {
+    let Some(stream) = Box::pin(accepted.unless_stopped(handshake)).await else {
         return;
     };
     let (_, tls) = stream.get_ref();
