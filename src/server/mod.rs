@@ -75,14 +75,14 @@ pub async fn serve(
                 let _ = stream.set_nodelay(true);
                 let local = stream.local_addr().unwrap_or(bound);
                 let info = ConnInfo { remote, local, proto: "http", peer: None };
-                let accepted = Accepted {
+                let accepted = Box::new(Accepted {
                     info,
                     service: service.clone(),
                     protocols: protocols.clone(),
                     watcher: graceful.watcher(),
                     stop: shutdown.clone(),
                     first_bytes_timeout: settings.header_read_timeout,
-                };
+                });
                 match &tls {
                     Some(tls) => connections.spawn(serve_tls(stream, tls.acceptor(), accepted)),
                     None => connections.spawn(serve_plain(stream, accepted)),
@@ -124,7 +124,9 @@ pub async fn serve(
 /// connections are closed.
 const STREAMS_END_WAIT: Duration = Duration::from_secs(2);
 
-/// What an accepted connection's task gets from its listener.
+/// What an accepted connection's task gets from its listener. Boxed: an
+/// async fn keeps its arguments for its whole life, and a connection's task
+/// lives as long as the connection.
 struct Accepted {
     info: ConnInfo,
     service: HttpService,
@@ -146,16 +148,25 @@ impl Accepted {
         }
     }
 
-    async fn serve<I>(self, io: I, protocol: Protocol)
+    /// Serves the connection to its end. A plain fn returning a small
+    /// future: only the boxed connection and the peer's address are kept.
+    fn serve<I>(self, io: I, protocol: Protocol) -> impl Future<Output = ()>
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let remote = self.info.remote;
-        let conn = self
-            .protocols
-            .serve(io, protocol, self.service, self.info, self.watcher);
-        if let Err(e) = conn.await {
-            tracing::debug!(error = %e, %remote, "connection ended with an error");
+        let Accepted {
+            info,
+            service,
+            protocols,
+            watcher,
+            ..
+        } = self;
+        let remote = info.remote;
+        let conn = protocols.serve(io, protocol, service, info, watcher);
+        async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, %remote, "connection ended with an error");
+            }
         }
     }
 }
@@ -163,7 +174,7 @@ impl Accepted {
 /// One plain connection: HTTP/2 when it opens with the HTTP/2 preface
 /// (prior knowledge), else HTTP/1.1. A client that sends nothing within
 /// the first-bytes timeout is disconnected.
-async fn serve_plain(stream: TcpStream, mut accepted: Accepted) {
+async fn serve_plain(stream: TcpStream, mut accepted: Box<Accepted>) {
     let remote = accepted.info.remote;
     let wait = accepted.first_bytes_timeout;
     // Boxed, like the handshake below: the wait for the first bytes (two
@@ -180,7 +191,11 @@ async fn serve_plain(stream: TcpStream, mut accepted: Accepted) {
 /// One TLS connection: the handshake (bounded by the first-bytes timeout),
 /// then HTTP/2 when ALPN chose "h2", else HTTP/1.1. HTTP/2 over TLS needs
 /// ALPN (RFC 9113, 3.2), so a client that offers none speaks HTTP/1.1.
-async fn serve_tls(stream: TcpStream, acceptor: tokio_rustls::TlsAcceptor, mut accepted: Accepted) {
+async fn serve_tls(
+    stream: TcpStream,
+    acceptor: tokio_rustls::TlsAcceptor,
+    mut accepted: Box<Accepted>,
+) {
     let remote = accepted.info.remote;
     let wait = accepted.first_bytes_timeout;
     let handshake = async move {
