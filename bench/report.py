@@ -78,6 +78,13 @@ def row(label, values, fmt, ratios=True):
     return f"| {label} | " + " | ".join(cells) + " |"
 
 
+def compared_row(label, values, fmt, targets, subject, bases):
+    """One value per target, then subject/base for each base."""
+    cells = [fmt(values.get(t)) for t in targets]
+    cells += [ratio(values.get(subject), values.get(b)) for b in bases]
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
 HEADER = ("| | direct | gateway | nginx | gateway/direct | gateway/nginx |\n"
           "|---|---:|---:|---:|---:|---:|")
 
@@ -322,10 +329,7 @@ for proto, pname in (("h1", "HTTP/1.1"), ("h2", "HTTP/2")):
     w("|---|---:|---:|---:|---:|---:|")
 
     def secure_row(label, vals, fmt):
-        cells = [fmt(vals.get(t)) for t in SECURE]
-        cells += [ratio(vals.get("gateway-tls"), vals.get("gateway")),
-                  ratio(vals.get("gateway-tls"), vals.get("nginx-tls"))]
-        w(f"| {label} | " + " | ".join(cells) + " |")
+        w(compared_row(label, vals, fmt, SECURE, "gateway-tls", ["gateway", "nginx-tls"]))
 
     secure_row("saturation throughput (req/s)", {t: get(sat[t], "rps") for t in SECURE}, fmt_int)
     secure_row("CPU seconds per 10k requests (the proxy)",
@@ -364,10 +368,7 @@ for proto, pname in PROTOS.items():
     w("|---|---:|---:|---:|---:|---:|")
 
     def fleet_row(label, vals, fmt):
-        cells = [fmt(vals.get(t)) for t in FLEET]
-        cells += [ratio(vals.get("gateway-fleet"), vals.get("direct-fleet")),
-                  ratio(vals.get("gateway-fleet"), vals.get("gateway"))]
-        w(f"| {label} | " + " | ".join(cells) + " |")
+        w(compared_row(label, vals, fmt, FLEET, "gateway-fleet", ["direct-fleet", "gateway"]))
 
     fleet_row("saturation throughput (req/s)", {t: get(sat[t], "rps") for t in FLEET}, fmt_int)
     fleet_row("CPU seconds per 10k requests (the proxy; direct: the agent)",
