@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod observe;
 pub mod proxy;
 pub mod push_guard;
+pub mod recent;
 pub mod request_id;
 pub mod routing;
 pub mod server;

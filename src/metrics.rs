@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::a2a::jsonrpc;
 use crate::error::codes;
+use crate::recent::Recent;
 use crate::routing::learn::Seen;
 
 pub struct Metrics {
@@ -41,7 +42,7 @@ pub struct Metrics {
     /// Caught up with `log::dropped_lines` at each scrape.
     log_lines_dropped: IntCounter,
     /// When each task was first seen, to measure it when it ends.
-    first_seen: moka::sync::Cache<String, Instant>,
+    first_seen: Recent<Instant>,
 }
 
 const DEFAULT_TASKS_TIMED: u64 = 100_000;
@@ -262,13 +263,8 @@ impl Metrics {
             config_reloads,
             build_info,
             log_lines_dropped,
-            // Least recently used goes first: with moka's default (TinyLFU)
-            // a full cache refused every new task (see routing/affinity.rs).
-            first_seen: moka::sync::Cache::builder()
-                .max_capacity(tasks.max(1))
-                .time_to_live(Duration::from_secs(24 * 3600))
-                .eviction_policy(moka::policy::EvictionPolicy::lru())
-                .build(),
+            // Least recently used goes first: every task is new when seen.
+            first_seen: Recent::new(tasks, Duration::from_secs(24 * 3600)),
         }
     }
 
@@ -287,8 +283,10 @@ impl Metrics {
             if let Some(first) = self.first_seen.remove(task) {
                 self.task_ended(skill, first);
             }
-        } else if self.first_seen.get(task).is_none() {
-            self.first_seen.insert(task.to_owned(), Instant::now());
+        } else {
+            // The first sighting stays.
+            self.first_seen
+                .insert_unless(task, Instant::now(), |_| true);
         }
     }
 
@@ -326,7 +324,7 @@ const TERMINAL: [&str; 4] = ["completed", "failed", "canceled", "rejected"];
 
 /// The tasks one stream has seen start and not yet end. A stream usually
 /// shows its task from its first state to its last, so it times the task
-/// itself: the shared `first_seen` cache (a moka insert and remove per
+/// itself: the shared `first_seen` map (an insert and a remove per
 /// stream, most of the metrics' cost on streams) is only read for a task
 /// that may have started before the stream, and only written for one still
 /// running when the stream ends. Timings are the same as with the cache alone.
@@ -400,7 +398,7 @@ impl Drop for StreamTasks {
             // The earliest sighting wins, as with the cache alone.
             let earlier = cache.get(&started.task).is_some_and(|at| at <= started.at);
             if !started.shared && !earlier {
-                cache.insert(started.task, started.at);
+                cache.insert(&started.task, started.at);
             }
         }
     }
@@ -463,8 +461,7 @@ mod tests {
     }
 
     fn shared_entries(m: &Metrics) -> u64 {
-        m.first_seen.run_pending_tasks();
-        m.first_seen.entry_count()
+        m.first_seen.len()
     }
 
     #[test]

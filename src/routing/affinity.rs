@@ -1,18 +1,16 @@
 //! Who owns which task and conversation: learned from answers, bounded in
-//! size and age (moka), and never the only source of truth — a miss is
+//! size and age (`Recent`, least recently used first), and never the only source of truth — a miss is
 //! resolved by asking the upstreams, so replicas need no shared store.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use moka::policy::EvictionPolicy;
-use moka::sync::Cache;
-
 use super::learn::Seen;
+use crate::recent::Recent;
 
 pub struct Affinity {
-    tasks: Cache<String, Arc<str>>,
-    contexts: Cache<String, Arc<str>>,
+    tasks: Recent<Arc<str>>,
+    contexts: Recent<Arc<str>>,
 }
 
 impl Affinity {
@@ -21,8 +19,8 @@ impl Affinity {
         let contexts = (capacity / 4).max(1);
         let tasks = capacity.saturating_sub(contexts).max(1);
         Self {
-            tasks: owners(tasks, ttl),
-            contexts: owners(contexts, ttl),
+            tasks: Recent::new(tasks, ttl),
+            contexts: Recent::new(contexts, ttl),
         }
     }
 
@@ -51,11 +49,9 @@ impl Affinity {
         }
     }
 
-    /// Entries currently held (approximate, for metrics and tests).
+    /// Entries currently held (for metrics and tests).
     pub fn len(&self) -> u64 {
-        self.tasks.run_pending_tasks();
-        self.contexts.run_pending_tasks();
-        self.tasks.entry_count() + self.contexts.entry_count()
+        self.tasks.len() + self.contexts.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -64,33 +60,19 @@ impl Affinity {
 
     /// Forgets everything (as after a restart).
     pub fn clear(&self) {
-        self.tasks.invalidate_all();
-        self.contexts.invalidate_all();
+        self.tasks.clear();
+        self.contexts.clear();
     }
-}
-
-/// Least recently used goes first. moka's default (TinyLFU) admits a new
-/// key only when it is used more often than the one it would evict: every
-/// id is new when learned, so a full cache kept its oldest owners and
-/// refused every new one, which is the opposite of what follow-ups need.
-fn owners(capacity: u64, ttl: Duration) -> Cache<String, Arc<str>> {
-    Cache::builder()
-        .max_capacity(capacity)
-        .time_to_live(ttl)
-        .eviction_policy(EvictionPolicy::lru())
-        .build()
 }
 
 /// Inserts unless the id is already held for the same upstream: a stream
-/// names its task in every event, and a moka insert (hashing, a write to
-/// the concurrent map, housekeeping) costs far more than a read. A known id
-/// still expires `ttl` after it was first learned; the next answer that
-/// names it then learns it again.
-fn remember(cache: &Cache<String, Arc<str>>, id: &str, upstream: &Arc<str>) {
-    if cache.get(id).is_some_and(|owner| owner == *upstream) {
-        return;
-    }
-    cache.insert(id.to_string(), upstream.clone());
+/// names its task in every event, and a known id need not be written
+/// again. It still expires `ttl` after it was first learned; the next
+/// answer that names it then learns it again. A full map forgets the least
+/// recently used owner: every id is new when learned, and follow-ups come
+/// for recent tasks.
+fn remember(owners: &Recent<Arc<str>>, id: &str, upstream: &Arc<str>) {
+    owners.insert_unless(id, upstream.clone(), |owner| owner == upstream);
 }
 
 #[cfg(test)]
@@ -137,12 +119,11 @@ mod tests {
             a.learn_task(&format!("t{i}"), &up);
             a.learn_context(&format!("c{i}"), &up);
         }
-        a.len(); // finishes the cache's housekeeping
         let kept = |prefix: &str| {
             (4_900..5_000)
                 .filter(|i| {
-                    a.tasks.contains_key(&format!("{prefix}{i}"))
-                        || a.contexts.contains_key(&format!("{prefix}{i}"))
+                    a.tasks.get(&format!("{prefix}{i}")).is_some()
+                        || a.contexts.get(&format!("{prefix}{i}")).is_some()
                 })
                 .count()
         };
