@@ -2,6 +2,8 @@
 //! written when the response body is done with — delivered or abandoned —
 //! so duration and bytes cover the whole answer, streams included.
 
+use std::fmt;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -13,6 +15,18 @@ use pin_project_lite::pin_project;
 
 use crate::metrics::{self, Metrics};
 
+/// A value, or `-` when there is none, as the other fields of the line.
+struct OrDash<T>(Option<T>);
+
+impl<T: fmt::Display> fmt::Display for OrDash<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(v) => v.fmt(f),
+            None => f.write_str("-"),
+        }
+    }
+}
+
 /// The JSON-RPC error code of a response the gateway made itself (set by
 /// `GatewayError::into_response`), so the record can say which error it was.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +35,8 @@ pub struct ErrorCode(pub i32);
 /// What is known about one call, filled in as it goes through the gateway.
 pub struct Record {
     pub request_id: String,
+    /// The client's address: the peer, or what a trusted proxy reported.
+    pub client: Option<IpAddr>,
     pub caller: Option<String>,
     pub method: &'static str,
     pub version: &'static str,
@@ -40,6 +56,7 @@ impl Record {
     pub fn new(request_id: &str, metrics: Arc<Metrics>) -> Self {
         Self {
             request_id: request_id.to_string(),
+            client: None,
             caller: None,
             method: "-",
             version: "-",
@@ -98,6 +115,7 @@ impl Record {
         tracing::info!(
             target: "a2a_gateway::access",
             request_id = %self.request_id,
+            client = %OrDash(self.client),
             caller = self.caller.as_deref().unwrap_or("-"),
             method = self.method,
             skill,

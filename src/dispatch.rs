@@ -58,7 +58,7 @@ pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Respo
             }
         }
         Method::GET | Method::HEAD if is_extended => {
-            extended::serve(&state, &parts, &proxy::origin(&parts), scope).await
+            extended::serve(&state, &parts, &proxy::origin(&state, &parts), scope).await
         }
         Method::POST if is_rpc => proxy::handle(state, Request::from_parts(parts, body), scope).await,
         ref method if is_rpc || is_card || is_extended => GatewayError::MethodNotAllowed {

@@ -9,6 +9,8 @@ pub mod admin;
 pub mod auth;
 pub mod body;
 pub mod card;
+pub mod cidr;
+pub mod client_ip;
 pub mod config;
 pub mod demo;
 pub mod dispatch;

@@ -3,6 +3,7 @@
 //! bytes, and relay the answer (SSE event by event) while learning which
 //! upstream owns the tasks it mentions.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -27,6 +28,7 @@ use crate::sketch::Sketch;
 use crate::sse::{RelaySettings, SseRelay};
 use crate::state::{AppState, ConnInfo};
 use crate::upstream::{headers, Caller, Origin};
+use crate::{cidr, client_ip};
 
 /// Unknown method names are echoed in errors; a client can send megabytes.
 const MAX_ECHOED_METHOD: usize = 64;
@@ -45,6 +47,7 @@ pub async fn handle(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
     let mut record = Record::new(request_id, state.metrics.clone());
+    record.client = Some(client_address(&state, &request));
     let response = handle_call(&state, request, path_upstream, &mut record).await;
     record.head(&response);
     response.map(|body| Logged::new(body, record).boxed_unsync())
@@ -183,7 +186,7 @@ async fn forward(
         .check_request(method, call.params)
         .await
         .map_err(GatewayError::InvalidParams)?;
-    let origin = origin(parts);
+    let origin = origin(state, parts);
     let caller = Caller {
         consumed: state.consumed.as_ref(),
         subject: call.identity.map(|i| i.subject.as_str()),
@@ -214,10 +217,11 @@ async fn forward(
     record.skill = route.skill.clone();
     record.rule = rule;
     authorize(state, call, &route, &owner)?;
-    // Keyed by who is calling: the verified identity, else the client address.
+    // Keyed by who is calling: the verified identity, else the client's
+    // address (behind a trusted proxy, the one it reports).
     let caller_key = match call.identity {
         Some(who) => format!("id:{}", who.subject),
-        None => format!("ip:{}", origin.client.ip()),
+        None => format!("ip:{}", record.client.unwrap_or(origin.peer.ip())),
     };
     state
         .rate
@@ -412,13 +416,28 @@ fn learn_from_request(
     }
 }
 
+/// The client's address, as `crate::client_ip` resolves it.
+fn client_address(state: &AppState, request: &Request<Incoming>) -> IpAddr {
+    let peer = request
+        .extensions()
+        .get::<ConnInfo>()
+        .map_or(IpAddr::from([0, 0, 0, 0]), |c| c.remote.ip());
+    client_ip::resolve(
+        peer,
+        request.headers(),
+        &state.config.server.trusted_proxies,
+    )
+}
+
 /// Where the client request came from, for `X-Forwarded-*`.
-pub fn origin(parts: &Parts) -> Origin {
+pub fn origin(state: &AppState, parts: &Parts) -> Origin {
     let conn = parts.extensions.get::<ConnInfo>();
+    let peer = conn.map_or_else(|| ([0, 0, 0, 0], 0).into(), |c| c.remote);
     Origin {
-        client: conn.map_or_else(|| ([0, 0, 0, 0], 0).into(), |c| c.remote),
+        peer,
         proto: conn.map_or("http", |c| c.proto),
         host: original_host(parts),
+        trusted_peer: cidr::contains(&state.config.server.trusted_proxies, peer.ip()),
     }
 }
 

@@ -20,6 +20,7 @@ use ipnet::IpNet;
 use serde::Deserialize;
 
 use crate::a2a::{Family, Method, Version};
+use crate::cidr;
 use crate::sketch::Sketch;
 
 /// `[push_guard]` as written.
@@ -77,7 +78,7 @@ impl Default for PushGuard {
 pub fn settings(section: &PushGuardSection) -> Result<PushGuard, Vec<(String, String)>> {
     let mut problems = Vec::new();
     let resolve_timeout = parse_timeout(&section.resolve_timeout, &mut problems);
-    let allow_cidrs = parse_cidrs(&section.allow_cidrs, &mut problems);
+    let allow_cidrs = cidr::parse("allow_cidrs", &section.allow_cidrs, &mut problems);
     let allow_hosts = parse_hosts(&section.allow_hosts, &mut problems);
     if !problems.is_empty() {
         return Err(problems);
@@ -106,25 +107,6 @@ fn parse_timeout(text: &str, problems: &mut Vec<(String, String)>) -> Option<Dur
             None
         }
     }
-}
-
-/// A bare address is taken as the range of that one address: operators write
-/// `169.254.10.7` meaning exactly that, and refusing it would only annoy.
-fn parse_cidrs(entries: &[String], problems: &mut Vec<(String, String)>) -> Vec<IpNet> {
-    let mut nets = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        let parsed = entry
-            .parse::<IpNet>()
-            .or_else(|_| entry.parse::<IpAddr>().map(IpNet::from));
-        match parsed {
-            Ok(net) => nets.push(net.trunc()),
-            Err(_) => problems.push((
-                format!("allow_cidrs[{i}]"),
-                "not a CIDR range like 10.0.0.0/8".into(),
-            )),
-        }
-    }
-    nets
 }
 
 fn parse_hosts(entries: &[String], problems: &mut Vec<(String, String)>) -> Vec<String> {
@@ -228,11 +210,7 @@ impl PushGuard {
     /// An allowed range wins over every rule of [`forbidden`]. A v4 range
     /// also covers the IPv4-mapped IPv6 spelling of its addresses.
     fn address_problem(&self, ip: IpAddr) -> Option<&'static str> {
-        let allowed = self
-            .allow_cidrs
-            .iter()
-            .any(|net| net.contains(&ip) || net.contains(&ip.to_canonical()));
-        if allowed {
+        if cidr::contains(&self.allow_cidrs, ip) {
             None
         } else {
             forbidden(ip)
@@ -762,7 +740,7 @@ mod tests {
                 ),
                 (
                     "allow_cidrs[1]".to_string(),
-                    "not a CIDR range like 10.0.0.0/8".to_string()
+                    "not a CIDR range like 10.0.0.0/8 or an address: \"ten\"".to_string()
                 ),
                 (
                     "allow_hosts[1]".to_string(),

@@ -949,6 +949,7 @@ async fn the_binary_writes_one_json_access_line_per_call() {
     assert_eq!(line["rule"], "default", "{line}");
     assert_eq!(line["skill"], "none", "{line}");
     assert_eq!(line["caller"], "-", "{line}");
+    assert_eq!(line["client"], "127.0.0.1", "{line}");
     assert_eq!(line["status"], 200, "{line}");
     assert!(line["code"].is_null(), "no error code: {line}");
     assert_eq!(line["request_bytes"], body.len(), "{line}");

@@ -15,6 +15,7 @@ pub struct ServerSection {
     pub shutdown_grace: String,
     pub http2_max_concurrent_streams: u32,
     pub plaintext: bool,
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for ServerSection {
@@ -26,6 +27,7 @@ impl Default for ServerSection {
             shutdown_grace: "30s".into(),
             http2_max_concurrent_streams: 256,
             plaintext: false,
+            trusted_proxies: Vec::new(),
         }
     }
 }

@@ -282,6 +282,12 @@ impl Checker {
         if s.http2_max_concurrent_streams == 0 {
             self.err("server.http2_max_concurrent_streams", "must be at least 1");
         }
+        let mut problems = Vec::new();
+        let trusted_proxies =
+            crate::cidr::parse("server.trusted_proxies", &s.trusted_proxies, &mut problems);
+        for (path, message) in problems {
+            self.err(path, message);
+        }
         Some(Server {
             listen: listen?,
             admin_listen: admin_listen?,
@@ -289,6 +295,7 @@ impl Checker {
             shutdown_grace: shutdown_grace?,
             http2_max_concurrent_streams: s.http2_max_concurrent_streams.max(1),
             plaintext: s.plaintext,
+            trusted_proxies,
         })
     }
 
@@ -838,6 +845,10 @@ mod tests {
         assert_eq!(c.upstreams[0].connect_timeout, Duration::from_secs(5));
         assert_eq!(c.upstreams[0].max_idle_connections, 128);
         assert!(c.server.public_url.is_none());
+        assert!(
+            c.server.trusted_proxies.is_empty(),
+            "no proxy is trusted by default"
+        );
     }
 
     #[test]
@@ -847,6 +858,7 @@ mod tests {
             [server]
             listen = "nowhere"
             public_url = "ftp://x"
+            trusted_proxies = ["10.0.0.0/8", "the ingress"]
             [limits]
             body_read_timeout = "soon"
             max_header_bytes = 100
@@ -870,6 +882,7 @@ mod tests {
             "surprise",
             "server.listen",
             "server.public_url",
+            "server.trusted_proxies[1]",
             "limits.max_header_bytes",
             "limits.body_read_timeout",
             "routing.default_upstream",

@@ -114,6 +114,8 @@ pub struct Server {
     pub http2_max_concurrent_streams: u32,
     /// Plain HTTP on a non-loopback address was asked for explicitly.
     pub plaintext: bool,
+    /// Peers whose `X-Forwarded-For` names the client (`crate::client_ip`).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// The gateway's public address, split so the JSON-RPC path can be served

@@ -1,8 +1,8 @@
 //! Header hygiene between client, gateway and upstream (RFC 9110 §7.6.1).
 
-use std::net::IpAddr;
-
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+
+use super::Origin;
 
 /// Headers that describe one connection and must not cross the gateway.
 const HOP_BY_HOP: [HeaderName; 8] = [
@@ -35,14 +35,11 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     headers.remove(header::UPGRADE);
 }
 
-/// Sets `X-Forwarded-For/Proto/Host`, appending the client to any chain the
+/// Sets `X-Forwarded-For/Proto/Host`, appending the peer to any chain the
 /// request already carries (the gateway may itself sit behind a balancer).
-pub fn add_forwarded(
-    headers: &mut HeaderMap,
-    client: IpAddr,
-    proto: &'static str,
-    host: Option<HeaderValue>,
-) {
+/// The scheme and host a trusted proxy reports are kept: the client used
+/// those, not the proxy's hop to the gateway.
+pub fn add_forwarded(headers: &mut HeaderMap, origin: Origin) {
     use std::fmt::Write;
     let xff = HeaderName::from_static("x-forwarded-for");
     // One string for the whole chain: it is built for every call.
@@ -51,16 +48,19 @@ pub fn add_forwarded(
         chain.push_str(earlier);
         chain.push_str(", ");
     }
-    let _ = write!(chain, "{client}");
+    let _ = write!(chain, "{}", origin.peer.ip());
     if let Ok(v) = HeaderValue::from_maybe_shared(bytes::Bytes::from(chain)) {
         headers.insert(xff, v);
     }
-    headers.insert(
-        HeaderName::from_static("x-forwarded-proto"),
-        HeaderValue::from_static(proto),
-    );
-    if let Some(host) = host {
-        headers.insert(HeaderName::from_static("x-forwarded-host"), host);
+    let proto = HeaderName::from_static("x-forwarded-proto");
+    if !(origin.trusted_peer && headers.contains_key(&proto)) {
+        headers.insert(proto, HeaderValue::from_static(origin.proto));
+    }
+    let host = HeaderName::from_static("x-forwarded-host");
+    if let Some(value) = origin.host {
+        if !(origin.trusted_peer && headers.contains_key(&host)) {
+            headers.insert(host, value);
+        }
     }
 }
 
@@ -87,19 +87,49 @@ mod tests {
         assert_eq!(left, ["a2a-version", "traceparent"]);
     }
 
-    #[test]
-    fn forwarded_for_appends_to_chain() {
+    fn origin(trusted_peer: bool) -> Origin {
+        Origin {
+            peer: "127.0.0.1:5000".parse().unwrap(),
+            proto: "http",
+            host: Some("gw:8080".parse().unwrap()),
+            trusted_peer,
+        }
+    }
+
+    fn from_a_proxy() -> HeaderMap {
         let mut h = HeaderMap::new();
         h.insert("x-forwarded-for", "10.0.0.1".parse().unwrap());
-        add_forwarded(
-            &mut h,
-            "127.0.0.1".parse().unwrap(),
-            "http",
-            Some("gw:8080".parse().unwrap()),
-        );
+        h.insert("x-forwarded-proto", "https".parse().unwrap());
+        h.insert("x-forwarded-host", "agents.example.com".parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn forwarded_for_appends_to_chain() {
+        let mut h = from_a_proxy();
+        add_forwarded(&mut h, origin(false));
         assert_eq!(h["x-forwarded-for"], "10.0.0.1, 127.0.0.1");
-        assert_eq!(h["x-forwarded-proto"], "http");
+        assert_eq!(
+            h["x-forwarded-proto"], "http",
+            "an untrusted peer's claim is replaced"
+        );
         assert_eq!(h["x-forwarded-host"], "gw:8080");
+    }
+
+    #[test]
+    fn a_trusted_proxy_keeps_its_scheme_and_host() {
+        let mut h = from_a_proxy();
+        add_forwarded(&mut h, origin(true));
+        assert_eq!(h["x-forwarded-for"], "10.0.0.1, 127.0.0.1");
+        assert_eq!(h["x-forwarded-proto"], "https");
+        assert_eq!(h["x-forwarded-host"], "agents.example.com");
+        let mut bare = HeaderMap::new();
+        add_forwarded(&mut bare, origin(true));
+        assert_eq!(
+            bare["x-forwarded-proto"], "http",
+            "set when the proxy did not"
+        );
+        assert_eq!(bare["x-forwarded-host"], "gw:8080");
     }
 }
 

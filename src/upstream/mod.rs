@@ -82,9 +82,12 @@ pub struct Caller<'a> {
 /// Where the client request came from, for `X-Forwarded-*`.
 #[derive(Clone)]
 pub struct Origin {
-    pub client: SocketAddr,
+    /// The TCP peer: the hop appended to `X-Forwarded-For`.
+    pub peer: SocketAddr,
     pub proto: &'static str,
     pub host: Option<HeaderValue>,
+    /// The peer is a trusted proxy: its `X-Forwarded-Proto/Host` stand.
+    pub trusted_peer: bool,
 }
 
 /// A failed call, and whether it may have reached the agent (then it must
@@ -171,7 +174,7 @@ impl Upstream {
                 headers.insert(name.clone(), v);
             }
         }
-        headers::add_forwarded(&mut headers, origin.client.ip(), origin.proto, origin.host);
+        headers::add_forwarded(&mut headers, origin);
         for (name, value) in &self.extra_headers {
             headers.insert(name.clone(), value.clone());
         }
