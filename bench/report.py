@@ -172,7 +172,10 @@ mock upstream compete for CPU, as they would in a sidecar. No CPU pinning.
   was sent, or from its due time when its connection was still busy (so queueing behind a slow
   answer is charged — no coordinated omission). Requests are released on tokio's 1 ms timer, so
   at 5k rps they leave in bursts of about 5 per millisecond. 10 s at 1k rps, 5 s at 5k rps.
-  Every answer is checked (HTTP 200 and the expected JSON).
+  Every answer is checked (HTTP 200 and the expected JSON). `message/send` 1 KiB at 1k rps runs
+  in three rounds, direct, gateway and nginx taking turns in each; the tables show round 1, and
+  the added-p99 target takes the median of the three per-round differences (one 10 s run moves
+  by more than the 0.3 ms target on this shared machine).
 * **SSE** (`bench-upstream sse`): `message/stream` with 10 events. *Latency*: 1,000 streams one
   after another on one keep-alive connection: time to the first complete event, time to the end
   of the stream, mean gap between events. *Throughput*: 5,000 streams over 8 concurrent workers.
@@ -225,13 +228,29 @@ for wl in WORKLOADS:
         w(f"| throughput ≥ nginx and ≥ 70 % of direct: {WORKLOADS[wl]}, {PROTOS[proto]} | "
           f"gateway {fmt_int(g)} req/s = {g / d:.0%} of direct; nginx {fmt_int(n)} req/s"
           f"{'' if n is None else f' (gateway/nginx {g / n:.2f}×)'} | {met(ok)} |")
+def rounds(proto, target):
+    """p99 of `message/send` 1 KiB at 1k rps by round (round 1 has no number)."""
+    return {r.get("round", 1): r["p99_us"] for r in rows
+            if r.get("phase") == "rate" and r.get("workload") == "send1k"
+            and r.get("proto") == proto and r.get("target") == target and r.get("rate") == 1000}
+
+
 for proto in PROTOS:
-    g = find("rate", "send1k", proto, "gateway", rate=1000)
-    d = find("rate", "send1k", proto, "direct", rate=1000)
-    if g and d:
-        added = g["p99_us"] - d["p99_us"]
+    g, d = rounds(proto, "gateway"), rounds(proto, "direct")
+    paired = sorted(k for k in g if k in d)
+    if paired:
+        added = [g[k] - d[k] for k in paired]
+        median = sorted(added)[len(added) // 2] if len(added) % 2 else \
+            (sorted(added)[len(added) // 2 - 1] + sorted(added)[len(added) // 2]) / 2
+        if len(paired) == 1:
+            k = paired[0]
+            measured = f"p99 {g[k]} µs vs direct {d[k]} µs: {added[0]:+} µs"
+        else:
+            each = ", ".join(f"{a:+}" for a in added)
+            measured = (f"median {median:+g} µs over {len(paired)} alternating rounds "
+                        f"(each round, gateway p99 − direct p99: {each} µs)")
         w(f"| added p99 ≤ 0.3 ms at 1k rps, `message/send` 1 KiB, {PROTOS[proto]} | "
-          f"p99 {g['p99_us']} µs vs direct {d['p99_us']} µs: {added:+} µs | {met(added <= 300)} |")
+          f"{measured} | {met(median <= 300)} |")
 for target, upstream_side in (("gateway", "HTTP/1.1"), ("gateway-h2c", "h2c")):
     for proto in PROTOS:
         r = find("idle", "stream", proto, target)
