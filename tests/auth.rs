@@ -19,6 +19,7 @@ use http::StatusCode;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use support::calls::{message, send};
 use support::client::{self, Reply};
 use support::gateway::TestGateway;
 use support::keys::{RSA_PRIVATE, RSA_PUBLIC};
@@ -173,20 +174,6 @@ async fn start(sections: &str, upstreams: &[(&str, &MockAgent, &str)]) -> TestGa
         ));
     }
     TestGateway::from_toml(&text).await
-}
-
-/// A 0.3 `message/send` with a string id.
-fn send(id: &str) -> String {
-    rpc(id, "message/send")
-}
-
-fn rpc(id: &str, method: &str) -> String {
-    json!({
-        "jsonrpc": "2.0", "id": id, "method": method,
-        "params": {"message": {"kind": "message", "messageId": format!("m-{id}"),
-            "role": "user", "parts": [{"kind": "text", "text": "hello"}]}}
-    })
-    .to_string()
 }
 
 fn get_task(id: &str, task: &str) -> String {
@@ -831,7 +818,7 @@ async fn rules_allow_the_named_caller_skill_and_methods_only() {
     );
     assert_eq!(travel.request_count(), 0);
 
-    let stream = client::post_json(&url, rpc("st", "message/stream"), &alice("forecast")).await;
+    let stream = client::post_json(&url, message("st", "message/stream"), &alice("forecast")).await;
     assert_403(&stream, "st");
     assert_eq!(weather.request_count(), 1);
 

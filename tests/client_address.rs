@@ -7,19 +7,10 @@
 mod support;
 
 use http::StatusCode;
-use serde_json::json;
+use support::calls::send;
 use support::client::{self, Reply};
 use support::gateway::TestGateway;
 use support::mock_agent::{MockAgent, Mode};
-
-fn send(id: &str) -> String {
-    json!({
-        "jsonrpc": "2.0", "id": id, "method": "message/send",
-        "params": {"message": {"kind": "message", "messageId": format!("m-{id}"),
-            "role": "user", "parts": [{"kind": "text", "text": "hello"}]}}
-    })
-    .to_string()
-}
 
 /// One call a minute for each caller.
 async fn gateway(mock: &MockAgent, trusted: &str) -> TestGateway {

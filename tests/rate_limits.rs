@@ -13,21 +13,12 @@ use a2a_gateway::config::{self, Overrides};
 use http::StatusCode;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+use support::calls::send;
 use support::client::{self, Reply};
 use support::gateway::TestGateway;
 use support::mock_agent::{default_card, MockAgent, Mode};
 
 const RATE_LIMITED: i64 = -32070;
-
-/// A 0.3 `message/send` with a string id.
-fn send(id: &str) -> String {
-    json!({
-        "jsonrpc": "2.0", "id": id, "method": "message/send",
-        "params": {"message": {"kind": "message", "messageId": format!("m-{id}"),
-            "role": "user", "parts": [{"kind": "text", "text": "hello"}]}}
-    })
-    .to_string()
-}
 
 /// A successful JSON-RPC answer with this id.
 fn assert_ok(reply: &Reply, id: &str) {

@@ -2,6 +2,7 @@
 //! agent, a small HTTP test client, and a gateway started on loopback.
 #![allow(dead_code)]
 
+pub mod calls;
 pub mod client;
 pub mod fault_agent;
 pub mod gateway;
