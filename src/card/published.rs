@@ -67,6 +67,16 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn numbers_come_back_as_the_agent_wrote_them() {
+        // Found by the card fuzzer: without exact float parsing a 48-digit
+        // integer came back one unit in the last place off.
+        let text = r#"{"examples":111111111111111111111111111111111111111111111111,"f":0.1}"#;
+        let card: Value = serde_json::from_str(text).unwrap();
+        let back: Value = serde_json::from_slice(&render(&card).body).unwrap();
+        assert_eq!(back, card);
+    }
+
+    #[test]
     fn same_card_same_tag_other_card_other_tag() {
         let a = render(&json!({"name": "a"}));
         assert_eq!(a.etag, render(&json!({"name": "a"})).etag);
