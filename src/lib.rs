@@ -90,7 +90,11 @@ impl Gateway {
         let admin_task = tokio::spawn(server::serve(
             admin_listener,
             stack::admin(self.shared.clone()),
-            settings,
+            // Probes and scrapes come straight from the cluster.
+            server::Settings {
+                proxy_protocol: false,
+                ..settings
+            },
             None,
             admin_rx,
             tokio_util::sync::CancellationToken::new(),
@@ -190,9 +194,12 @@ impl Running {
             }
         };
         let old = &previous.config.server;
-        if config.server.listen != old.listen || config.server.admin_listen != old.admin_listen {
+        if config.server.listen != old.listen
+            || config.server.admin_listen != old.admin_listen
+            || config.server.proxy_protocol != old.proxy_protocol
+        {
             tracing::warn!(
-                "listen addresses changed in the configuration; they take effect on restart"
+                "listen addresses or server.proxy_protocol changed in the configuration; they take effect on restart"
             );
         }
         if config.tls != previous.config.tls {

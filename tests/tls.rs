@@ -217,6 +217,8 @@ struct ClientSetup<'a> {
     alpn: &'a [&'a [u8]],
     versions: &'a [&'static SupportedProtocolVersion],
     identity: Option<&'a Leaf>,
+    /// Bytes written before the TLS handshake (a PROXY protocol header).
+    before: &'a [u8],
 }
 
 impl<'a> ClientSetup<'a> {
@@ -226,7 +228,13 @@ impl<'a> ClientSetup<'a> {
             alpn: &[b"h2", b"http/1.1"],
             versions: &[TLS13, TLS12],
             identity: None,
+            before: b"",
         }
+    }
+
+    fn before_handshake(mut self, bytes: &'a [u8]) -> Self {
+        self.before = bytes;
+        self
     }
 
     fn alpn(mut self, alpn: &'a [&'a [u8]]) -> Self {
@@ -303,9 +311,12 @@ impl Conn {
     async fn open(addr: SocketAddr, setup: &ClientSetup<'_>) -> Result<Conn, String> {
         let config = setup.config();
         let connect = async {
-            let tcp = TcpStream::connect(addr)
+            let mut tcp = TcpStream::connect(addr)
                 .await
                 .map_err(|e| format!("connect: {e}"))?;
+            tcp.write_all(setup.before)
+                .await
+                .map_err(|e| format!("write: {e}"))?;
             let name = ServerName::try_from("localhost").unwrap();
             let stream = TlsConnector::from(config)
                 .connect(name, tcp)
@@ -868,4 +879,30 @@ async fn a_stalled_handshake_does_not_hold_up_shutdown() {
     let mut buf = [0u8; 16];
     let read = tokio::time::timeout(WAIT, stalled.read(&mut buf)).await;
     assert!(matches!(read, Ok(Ok(0) | Err(_))), "{read:?}");
+}
+
+#[tokio::test]
+async fn a_proxy_protocol_header_comes_before_the_handshake() {
+    let ca = Ca::new("Test CA");
+    let files = Files::new("ppp", &ca.server("gateway", 1));
+    let agent = MockAgent::start(Mode::Normal).await;
+    let section = format!(
+        "[server]\nproxy_protocol = true\n{}",
+        files.section(None, None, "1h")
+    );
+    let gw = TestGateway::from_toml(&format!(
+        "{section}\n[[upstreams]]\nname = \"echo\"\nurl = \"{}\"\n",
+        agent.url()
+    ))
+    .await;
+    let header = b"PROXY TCP4 203.0.113.9 10.0.0.1 40000 443\r\n";
+    let setup = ClientSetup::new(&ca).before_handshake(header);
+    assert_answered(&call(gw.addr(), &setup).await.unwrap());
+    let seen = agent.requests().pop().unwrap();
+    assert_eq!(seen.header("x-forwarded-for"), Some("203.0.113.9"));
+    assert_eq!(seen.header("x-forwarded-proto"), Some("https"));
+    assert!(
+        call(gw.addr(), &ClientSetup::new(&ca)).await.is_err(),
+        "a handshake without the header is refused"
+    );
 }

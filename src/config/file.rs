@@ -16,6 +16,7 @@ pub struct ServerSection {
     pub http2_max_concurrent_streams: u32,
     pub plaintext: bool,
     pub trusted_proxies: Vec<String>,
+    pub proxy_protocol: bool,
 }
 
 impl Default for ServerSection {
@@ -28,6 +29,7 @@ impl Default for ServerSection {
             http2_max_concurrent_streams: 256,
             plaintext: false,
             trusted_proxies: Vec::new(),
+            proxy_protocol: false,
         }
     }
 }

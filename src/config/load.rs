@@ -296,6 +296,7 @@ impl Checker {
             http2_max_concurrent_streams: s.http2_max_concurrent_streams.max(1),
             plaintext: s.plaintext,
             trusted_proxies,
+            proxy_protocol: s.proxy_protocol,
         })
     }
 

@@ -116,6 +116,9 @@ pub struct Server {
     pub plaintext: bool,
     /// Peers whose `X-Forwarded-For` names the client (`crate::client_ip`).
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Every connection begins with a PROXY protocol header (v1 or v2)
+    /// whose source address is the client's.
+    pub proxy_protocol: bool,
 }
 
 /// The gateway's public address, split so the JSON-RPC path can be served

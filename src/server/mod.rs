@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 mod protocol;
+mod proxy_protocol;
 
 use protocol::{Protocol, Protocols};
 
@@ -28,6 +29,8 @@ pub struct Settings {
     pub max_header_bytes: usize,
     pub http2_max_concurrent_streams: u32,
     pub grace: Duration,
+    /// Every connection begins with a PROXY protocol header.
+    pub proxy_protocol: bool,
 }
 
 impl Settings {
@@ -37,6 +40,7 @@ impl Settings {
             max_header_bytes: limits.max_header_bytes,
             http2_max_concurrent_streams: server.http2_max_concurrent_streams,
             grace: server.shutdown_grace,
+            proxy_protocol: server.proxy_protocol,
         }
     }
 }
@@ -82,6 +86,7 @@ pub async fn serve(
                     watcher: graceful.watcher(),
                     stop: shutdown.clone(),
                     first_bytes_timeout: settings.header_read_timeout,
+                    proxy_protocol: settings.proxy_protocol,
                 });
                 match &tls {
                     Some(tls) => connections.spawn(serve_tls(stream, tls.acceptor(), accepted)),
@@ -137,9 +142,40 @@ struct Accepted {
     stop: watch::Receiver<bool>,
     /// How long the first bytes, or the TLS handshake, may take.
     first_bytes_timeout: Duration,
+    /// A PROXY protocol header comes first, and names the client.
+    proxy_protocol: bool,
 }
 
 impl Accepted {
+    /// Takes a PROXY protocol header off the stream when one is expected
+    /// (bounded by the first-bytes timeout), and makes its source the peer.
+    /// `false`: the connection is to be closed.
+    async fn take_proxy_header(&mut self, stream: &mut TcpStream) -> bool {
+        if !self.proxy_protocol {
+            return true;
+        }
+        let remote = self.info.remote;
+        let wait = self.first_bytes_timeout;
+        let read = async { Some(tokio::time::timeout(wait, proxy_protocol::read(stream)).await) };
+        match Box::pin(self.unless_stopped(read)).await {
+            Some(Ok(Ok(source))) => {
+                if let Some(source) = source {
+                    self.info.remote = source;
+                }
+                true
+            }
+            Some(Ok(Err(e))) => {
+                tracing::debug!(error = %e, %remote, "connection refused");
+                false
+            }
+            Some(Err(_)) => {
+                tracing::debug!(%remote, "PROXY protocol header timed out");
+                false
+            }
+            None => false,
+        }
+    }
+
     /// `work`'s output, or `None` once the listener stops.
     async fn unless_stopped<T>(&mut self, work: impl Future<Output = Option<T>>) -> Option<T> {
         tokio::select! {
@@ -174,7 +210,10 @@ impl Accepted {
 /// One plain connection: HTTP/2 when it opens with the HTTP/2 preface
 /// (prior knowledge), else HTTP/1.1. A client that sends nothing within
 /// the first-bytes timeout is disconnected.
-async fn serve_plain(stream: TcpStream, mut accepted: Box<Accepted>) {
+async fn serve_plain(mut stream: TcpStream, mut accepted: Box<Accepted>) {
+    if !accepted.take_proxy_header(&mut stream).await {
+        return;
+    }
     let remote = accepted.info.remote;
     let wait = accepted.first_bytes_timeout;
     // Boxed, like the handshake below: the wait for the first bytes (two
@@ -192,10 +231,13 @@ async fn serve_plain(stream: TcpStream, mut accepted: Box<Accepted>) {
 /// then HTTP/2 when ALPN chose "h2", else HTTP/1.1. HTTP/2 over TLS needs
 /// ALPN (RFC 9113, 3.2), so a client that offers none speaks HTTP/1.1.
 async fn serve_tls(
-    stream: TcpStream,
+    mut stream: TcpStream,
     acceptor: tokio_rustls::TlsAcceptor,
     mut accepted: Box<Accepted>,
 ) {
+    if !accepted.take_proxy_header(&mut stream).await {
+        return;
+    }
     let remote = accepted.info.remote;
     let wait = accepted.first_bytes_timeout;
     let handshake = async move {
