@@ -18,6 +18,7 @@ pub mod error;
 pub mod fleet;
 pub mod limits;
 pub mod log;
+pub mod memory_release;
 pub mod metrics;
 pub mod observe;
 pub mod proxy;
@@ -76,6 +77,7 @@ impl Gateway {
         // route; a dead upstream delays start-up by that bound at most.
         state.fleet.refresh(&state.upstreams, &state.config).await;
         let refresher = tokio::spawn(refresh_cards(self.shared.clone()));
+        let releaser = tokio::spawn(memory_release::run(self.shared.clone()));
         let tls_watcher = tls.as_ref().map(|t| t.watch());
         let (stop_proxy, proxy_rx) = watch::channel(false);
         let (stop_admin, admin_rx) = watch::channel(false);
@@ -109,6 +111,7 @@ impl Gateway {
             proxy_task,
             admin_task,
             refresher,
+            releaser,
             tls,
             tls_watcher,
         })
@@ -138,6 +141,7 @@ pub struct Running {
     proxy_task: JoinHandle<()>,
     admin_task: JoinHandle<()>,
     refresher: JoinHandle<()>,
+    releaser: JoinHandle<()>,
     tls: Option<Arc<tls::TlsState>>,
     tls_watcher: Option<JoinHandle<()>>,
 }
@@ -226,6 +230,7 @@ impl Running {
     pub async fn shutdown(self) {
         self.shared.load().set_draining();
         self.refresher.abort();
+        self.releaser.abort();
         if let Some(watcher) = &self.tls_watcher {
             watcher.abort();
         }

@@ -39,6 +39,8 @@ pub struct Metrics {
     pub card_age: GaugeVec,
     pub config_reloads: IntCounterVec,
     pub build_info: IntGaugeVec,
+    /// Resident bytes `crate::memory_release` gave back to the system.
+    pub memory_released: IntCounter,
     /// Caught up with `log::dropped_lines` at each scrape.
     log_lines_dropped: IntCounter,
     /// When each task was first seen, to measure it when it ends.
@@ -228,6 +230,12 @@ impl Metrics {
         build_info
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
             .set(1);
+        let memory_released = IntCounter::new(
+            "memory_released_bytes_total",
+            "Resident memory returned to the system after bursts (freed heap malloc had kept).",
+        )
+        .unwrap_or_else(|e| panic!("metric memory_released_bytes_total: {e}"));
+        register(&r, Box::new(memory_released.clone()));
         let log_lines_dropped = IntCounter::new(
             "log_lines_dropped_total",
             "Log lines dropped because stderr's reader fell behind.",
@@ -262,6 +270,7 @@ impl Metrics {
             card_age,
             config_reloads,
             build_info,
+            memory_released,
             log_lines_dropped,
             // Least recently used goes first: every task is new when seen.
             first_seen: Recent::new(tasks, Duration::from_secs(24 * 3600)),

@@ -559,13 +559,14 @@ struct Sighting {
     started: std::time::Instant,
 }
 
-/// `sse_streams_open` counts this stream while it lives.
-struct StreamOpen(Arc<crate::metrics::Metrics>);
+/// `sse_streams_open` (and `crate::memory_release`) count this stream while
+/// it lives.
+struct StreamOpen(Arc<crate::metrics::Metrics>, crate::memory_release::Active);
 
 impl StreamOpen {
     fn new(metrics: Arc<crate::metrics::Metrics>) -> Self {
         metrics.sse_open.inc();
-        Self(metrics)
+        Self(metrics, crate::memory_release::Active::new())
     }
 }
 

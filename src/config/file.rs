@@ -17,6 +17,7 @@ pub struct ServerSection {
     pub plaintext: bool,
     pub trusted_proxies: Vec<String>,
     pub proxy_protocol: bool,
+    pub release_memory_interval: String,
 }
 
 impl Default for ServerSection {
@@ -30,6 +31,7 @@ impl Default for ServerSection {
             plaintext: false,
             trusted_proxies: Vec::new(),
             proxy_protocol: false,
+            release_memory_interval: "10s".into(),
         }
     }
 }

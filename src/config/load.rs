@@ -282,6 +282,8 @@ impl Checker {
         if s.http2_max_concurrent_streams == 0 {
             self.err("server.http2_max_concurrent_streams", "must be at least 1");
         }
+        let release_memory_interval =
+            self.duration_or_off("server.release_memory_interval", &s.release_memory_interval);
         let mut problems = Vec::new();
         let trusted_proxies =
             crate::cidr::parse("server.trusted_proxies", &s.trusted_proxies, &mut problems);
@@ -297,6 +299,7 @@ impl Checker {
             plaintext: s.plaintext,
             trusted_proxies,
             proxy_protocol: s.proxy_protocol,
+            release_memory_interval: release_memory_interval?,
         })
     }
 
@@ -782,6 +785,14 @@ impl Checker {
         }
     }
 
+    /// A duration where "0s" turns the feature off: `Some(None)`.
+    fn duration_or_off(&mut self, path: &str, text: &str) -> Option<Option<Duration>> {
+        match humantime::parse_duration(text) {
+            Ok(d) if d.is_zero() => Some(None),
+            _ => self.duration(path, text).map(Some),
+        }
+    }
+
     fn size(&mut self, path: &str, value: u64, min: u64) -> Option<usize> {
         match usize::try_from(value) {
             Ok(v) if value >= min => Some(v),
@@ -850,6 +861,26 @@ mod tests {
             c.server.trusted_proxies.is_empty(),
             "no proxy is trusted by default"
         );
+        assert_eq!(
+            c.server.release_memory_interval,
+            Some(Duration::from_secs(10))
+        );
+    }
+
+    #[test]
+    fn zero_turns_the_memory_release_off() {
+        let upstream = "[[upstreams]]\nname = \"echo\"\nurl = \"http://127.0.0.1:9001\"\n";
+        let off = load_str(&format!(
+            "[server]\nrelease_memory_interval = \"0s\"\n{upstream}"
+        ))
+        .unwrap();
+        assert_eq!(off.server.release_memory_interval, None);
+        let got = errors(&format!(
+            "[server]\nrelease_memory_interval = \"often\"\n{upstream}"
+        ));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, "server.release_memory_interval");
+        assert!(got[0].1.contains("\"often\""), "{got:?}");
     }
 
     #[test]

@@ -119,6 +119,9 @@ pub struct Server {
     /// Every connection begins with a PROXY protocol header (v1 or v2)
     /// whose source address is the client's.
     pub proxy_protocol: bool,
+    /// How often freed heap is looked at, and given back to the system when
+    /// a burst left enough of it (`crate::memory_release`); `None`: never.
+    pub release_memory_interval: Option<Duration>,
 }
 
 /// The gateway's public address, split so the JSON-RPC path can be served

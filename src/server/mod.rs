@@ -87,6 +87,7 @@ pub async fn serve(
                     stop: shutdown.clone(),
                     first_bytes_timeout: settings.header_read_timeout,
                     proxy_protocol: settings.proxy_protocol,
+                    _active: crate::memory_release::Active::new(),
                 });
                 match &tls {
                     Some(tls) => connections.spawn(serve_tls(stream, tls.acceptor(), accepted)),
@@ -144,6 +145,8 @@ struct Accepted {
     first_bytes_timeout: Duration,
     /// A PROXY protocol header comes first, and names the client.
     proxy_protocol: bool,
+    /// Counts the connection for `crate::memory_release` while it lives.
+    _active: crate::memory_release::Active,
 }
 
 impl Accepted {
@@ -195,11 +198,13 @@ impl Accepted {
             service,
             protocols,
             watcher,
+            _active: active,
             ..
         } = self;
         let remote = info.remote;
         let conn = protocols.serve(io, protocol, service, info, watcher);
         async move {
+            let _active = active;
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, %remote, "connection ended with an error");
             }
