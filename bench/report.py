@@ -461,9 +461,12 @@ idle = [r for r in rows if r.get("phase") == "idle"]
 if idle:
     w("## Idle open SSE streams")
     w("")
+    # A second reading after the gateway's release_memory_interval (full runs).
+    later_s = max((r.get("later_s", 0) for r in idle), default=0)
+    later_head = f" RSS {later_s} s later |" if later_s else ""
     w("| target | protocol | streams open | RSS before | RSS with the streams | RSS per stream "
-      "| open files with the streams | RSS after they closed |")
-    w("|---|---|---:|---:|---:|---:|---:|---:|")
+      "| open files with the streams | RSS after they closed |" + later_head)
+    w("|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if later_s else ""))
     for proto, pname in PROTOS.items():
         for t in TARGETS[:2] + ["gateway-h2c"] + TARGETS[2:]:
             r = find("idle", "stream", proto, t)
@@ -474,7 +477,8 @@ if idle:
             w(f"| {t}{what.get(t, '')} | {pname} | "
               f"{r.get('opened', 0):,} of {r.get('streams', 0):,} | {r['rss_before_kb'] / 1024:.1f} MiB | "
               f"{r['rss_during_kb'] / 1024:.1f} MiB | {fmt_f(per, 1)} KiB | {r['fds_during']:,} | "
-              f"{r['rss_after_kb'] / 1024:.1f} MiB |")
+              f"{r['rss_after_kb'] / 1024:.1f} MiB |"
+              + (f" {r.get('rss_later_kb', r['rss_after_kb']) / 1024:.1f} MiB |" if later_s else ""))
     w("")
 
 # ------------------------------------------------------------------ soak
