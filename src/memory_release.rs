@@ -1,9 +1,9 @@
 //! Gives freed heap memory back to the operating system after a burst.
 //!
 //! glibc's malloc keeps what a burst freed (5,000 closed HTTP/1.1 streams
-//! leave about 155 MiB behind) and returns only the top of each heap; the rest stays
-//! resident until the same sizes are allocated again. A pod that once took a
-//! burst would then report its peak forever. So every
+//! leave about 155 MiB behind) and returns only the top of each heap; the
+//! rest stays resident until the same sizes are allocated again. A pod that
+//! once took a burst would then report its peak forever. So every
 //! `server.release_memory_interval` the gateway compares two cheap readings
 //! (no lock is taken): the connections and streams open now against their
 //! peak since the last release, and its resident memory against what it was
