@@ -72,6 +72,10 @@ impl Gateway {
         let addr = listener.local_addr()?;
         let admin_addr = admin_listener.local_addr()?;
         let settings = server::Settings::new(server, &state.config.limits);
+        let counted = server::Counted {
+            open: state.metrics.connections_open.clone(),
+            accepted: state.metrics.connections.clone(),
+        };
         // The first card round is awaited (each fetch is bounded by the
         // refresh timeout) so the gateway starts with the skills it can
         // route; a dead upstream delays start-up by that bound at most.
@@ -84,7 +88,10 @@ impl Gateway {
         let proxy_task = tokio::spawn(server::serve(
             listener,
             stack::proxy(self.shared.clone()),
-            settings.clone(),
+            server::Settings {
+                counted: Some(counted),
+                ..settings.clone()
+            },
             tls.clone(),
             proxy_rx,
             state.closing.clone(),

@@ -30,6 +30,9 @@ pub struct Metrics {
     pub task_duration: HistogramVec,
     pub routing: IntCounterVec,
     pub affinity_entries: IntGauge,
+    /// Client connections to the proxy listener: open now, and accepted.
+    pub connections_open: IntGauge,
+    pub connections: IntCounter,
     pub probes: IntCounterVec,
     pub auth_failures: IntCounterVec,
     pub rejections: IntCounterVec,
@@ -170,6 +173,20 @@ impl Metrics {
             &[],
         )
         .with_label_values::<&str>(&[]);
+        let connections_open = gauge(
+            &r,
+            "connections_open",
+            "Client connections to the proxy listener open now.",
+            &[],
+        )
+        .with_label_values::<&str>(&[]);
+        let connections = counter(
+            &r,
+            "connections_total",
+            "Client connections accepted by the proxy listener.",
+            &[],
+        )
+        .with_label_values::<&str>(&[]);
         let probes = counter(
             &r,
             "affinity_probes_total",
@@ -261,6 +278,8 @@ impl Metrics {
             task_duration,
             routing,
             affinity_entries,
+            connections_open,
+            connections,
             probes,
             auth_failures,
             rejections,

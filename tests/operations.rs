@@ -485,6 +485,32 @@ async fn sse_gauge_goes_up_and_down_and_events_and_task_states_are_counted() {
     .await;
 }
 
+#[tokio::test]
+async fn client_connections_are_counted_while_open_and_in_total() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("a", &mock.url())], "").await;
+    let admin = gw.admin_url();
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(tokio::net::TcpStream::connect(gw.addr()).await.unwrap());
+    }
+    let reply = client::post_json(&gw.url(), send("c-1"), &[]).await;
+    assert_ok(&reply, "c-1");
+    let m = wait_metric(&admin, "a2a_gateway_connections_open", &[], |v| v == 3.0).await;
+    assert_eq!(
+        m.value("a2a_gateway_connections_total", &[]),
+        4.0,
+        "three held and the call's own"
+    );
+    drop(open);
+    let m = wait_metric(&admin, "a2a_gateway_connections_open", &[], |v| v == 0.0).await;
+    assert_eq!(
+        m.value("a2a_gateway_connections_total", &[]),
+        4.0,
+        "scrapes of the admin listener are not counted"
+    );
+}
+
 // ---------------------------------------------------- 3. limits and auth
 
 #[tokio::test]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use prometheus::{IntCounter, IntGauge};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -31,6 +32,42 @@ pub struct Settings {
     pub grace: Duration,
     /// Every connection begins with a PROXY protocol header.
     pub proxy_protocol: bool,
+    /// Counts the listener's connections (`None`: not counted).
+    pub counted: Option<Counted>,
+}
+
+/// The metrics a listener's connections are counted in.
+#[derive(Debug, Clone)]
+pub struct Counted {
+    pub open: IntGauge,
+    pub accepted: IntCounter,
+}
+
+/// Holds a connection's place in the counts while it lives.
+struct Open {
+    _active: crate::memory_release::Active,
+    gauge: Option<IntGauge>,
+}
+
+impl Open {
+    fn new(counted: Option<&Counted>) -> Self {
+        if let Some(c) = counted {
+            c.open.inc();
+            c.accepted.inc();
+        }
+        Self {
+            _active: crate::memory_release::Active::new(),
+            gauge: counted.map(|c| c.open.clone()),
+        }
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        if let Some(gauge) = &self.gauge {
+            gauge.dec();
+        }
+    }
 }
 
 impl Settings {
@@ -41,6 +78,7 @@ impl Settings {
             http2_max_concurrent_streams: server.http2_max_concurrent_streams,
             grace: server.shutdown_grace,
             proxy_protocol: server.proxy_protocol,
+            counted: None,
         }
     }
 }
@@ -87,7 +125,7 @@ pub async fn serve(
                     stop: shutdown.clone(),
                     first_bytes_timeout: settings.header_read_timeout,
                     proxy_protocol: settings.proxy_protocol,
-                    _active: crate::memory_release::Active::new(),
+                    _open: Open::new(settings.counted.as_ref()),
                 });
                 match &tls {
                     Some(tls) => connections.spawn(serve_tls(stream, tls.acceptor(), accepted)),
@@ -145,8 +183,8 @@ struct Accepted {
     first_bytes_timeout: Duration,
     /// A PROXY protocol header comes first, and names the client.
     proxy_protocol: bool,
-    /// Counts the connection for `crate::memory_release` while it lives.
-    _active: crate::memory_release::Active,
+    /// Counts the connection while it lives.
+    _open: Open,
 }
 
 impl Accepted {
@@ -198,13 +236,13 @@ impl Accepted {
             service,
             protocols,
             watcher,
-            _active: active,
+            _open: open,
             ..
         } = self;
         let remote = info.remote;
         let conn = protocols.serve(io, protocol, service, info, watcher);
         async move {
-            let _active = active;
+            let _open = open;
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, %remote, "connection ended with an error");
             }
