@@ -23,6 +23,10 @@ use crate::state::AppState;
 
 pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    let limit = state.config.limits.max_header_bytes;
+    if head_size(&parts) > limit {
+        return GatewayError::HeadTooLarge { limit }.into_response(None);
+    }
     let path = state.local_path(parts.uri.path()).to_string();
     let (scope, rest) = match path.strip_prefix("/agents/") {
         Some(tail) => {
@@ -74,6 +78,20 @@ pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Respo
         }
         .into_response(None),
     }
+}
+
+/// The request head's size as HTTP/1.1 would carry it: the request line and
+/// each `name: value` line. The HTTP layers refuse heads past twice
+/// `limits.max_header_bytes` on their own (`server::protocol`); this gives
+/// the ones in between a JSON-RPC answer, over HTTP/1.1 and h2 alike.
+fn head_size(parts: &Parts) -> usize {
+    let uri = &parts.uri;
+    let target = uri.path_and_query().map_or(1, |p| p.as_str().len())
+        + uri.authority().map_or(0, |a| a.as_str().len());
+    let line = parts.method.as_str().len() + target + 12;
+    parts.headers.iter().fold(line, |size, (name, value)| {
+        size + name.as_str().len() + value.len() + 4
+    })
 }
 
 /// The public cards are public unless `auth.public_card = false`.

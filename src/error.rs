@@ -59,6 +59,8 @@ pub enum GatewayError {
     InvalidParams(String),
     #[error("request body exceeds the limit of {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    #[error("request head (request line and headers) exceeds the limit of {limit} bytes")]
+    HeadTooLarge { limit: usize },
     #[error("Content-Type must be application/json (got {0})")]
     UnsupportedMediaType(String),
     #[error("request body was not received within {0:?}")]
@@ -144,6 +146,7 @@ impl GatewayError {
             Unauthenticated { .. } => StatusCode::UNAUTHORIZED,
             Forbidden { .. } => StatusCode::FORBIDDEN,
             PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            HeadTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             BodyRead(_) => StatusCode::BAD_REQUEST,
@@ -162,6 +165,7 @@ impl GatewayError {
             MethodNotFound(_) => METHOD_NOT_FOUND,
             InvalidParams(_) => INVALID_PARAMS,
             PayloadTooLarge { .. }
+            | HeadTooLarge { .. }
             | UnsupportedMediaType(_)
             | BodyTimeout(_)
             | BodyRead(_)
@@ -195,7 +199,7 @@ impl GatewayError {
             UpstreamUnavailable { upstream, .. }
             | UpstreamTimeout { upstream, .. }
             | UpstreamBadResponse { upstream, .. } => Some(json!({ "upstream": upstream })),
-            PayloadTooLarge { limit } => Some(json!({ "limit": limit })),
+            PayloadTooLarge { limit } | HeadTooLarge { limit } => Some(json!({ "limit": limit })),
             RateLimited(r) => Some(
                 json!({ "limit": r.limit, "retryAfterSeconds": r.retry_after.as_secs_f64().ceil() }),
             ),

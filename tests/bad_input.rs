@@ -809,6 +809,45 @@ async fn a_declared_body_over_the_limit_is_413() {
 }
 
 #[tokio::test]
+async fn a_head_over_the_limit_is_431_and_one_far_over_it_is_refused_by_http() {
+    let fx = fixture("[limits]\nmax_header_bytes = 8192").await;
+    let too_large = rpc_error(-32600, "null", "8192").with_status(431);
+    let over = "o".repeat(9_000);
+    for proto in [Proto::Http1, Proto::Http2] {
+        let reply = client::request(
+            Method::POST,
+            &fx.gw.url(),
+            Bytes::from(valid_send("1")),
+            &[("content-type", "application/json"), ("x-padding", &over)],
+            proto,
+        )
+        .await;
+        check(&reply, &too_large).unwrap_or_else(|e| panic!("{proto:?}: {e}"));
+        assert_eq!(reply.json()["error"]["data"]["limit"], 8192);
+    }
+
+    // More than twice the limit never reaches the gateway: HTTP/1.1's own
+    // bare 431, and the connection is closed.
+    let far_over = "f".repeat(20_000);
+    let head = format!(
+        "POST / HTTP/1.1\r\nhost: gw\r\ncontent-type: application/json\r\nx-padding: {far_over}\r\ncontent-length: 2\r\n\r\n{{}}"
+    );
+    let (reply, _) = raw_exchange(fx.gw.addr(), &[head.as_bytes()]).await;
+    assert_eq!(reply.status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+    assert_eq!(fx.mock.request_count(), 0);
+
+    let fits = "i".repeat(7_000);
+    let reply = client::post_json(&fx.gw.url(), valid_send("2"), &[("x-padding", &fits)]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(
+        fx.mock.requests()[0].header("x-padding"),
+        Some(fits.as_str()),
+        "a head under the limit is forwarded whole"
+    );
+    assert_still_serves(&fx).await;
+}
+
+#[tokio::test]
 async fn a_chunked_body_over_the_limit_is_413() {
     let fx = fixture(SMALL_BODY_LIMIT).await;
     let (reply, _) = raw_exchange(

@@ -102,18 +102,24 @@ type ConnectionFuture = Pin<Box<dyn Future<Output = Result<(), ConnectionError>>
 
 impl Protocols {
     pub fn new(settings: &Settings) -> Self {
+        // Heads past limits.max_header_bytes are answered 431 with a JSON-RPC
+        // error by `dispatch`; the HTTP layers only refuse (with a bare 431,
+        // or by refusing the h2 stream) what is more than twice that, so such
+        // a head is never buffered whole.
+        let hard_limit = settings.max_header_bytes.saturating_mul(2);
         let mut http1 = http1::Builder::new();
         http1
             .timer(TokioTimer::new())
             .keep_alive(true)
             // A client that trickles its headers (slowloris) is cut off.
             .header_read_timeout(settings.header_read_timeout)
-            .max_buf_size(settings.max_header_bytes);
+            .max_header_size(hard_limit)
+            .max_buf_size(hard_limit);
         let mut http2 = http2::Builder::new(TokioExecutor::new());
         http2
             .timer(TokioTimer::new())
             .max_concurrent_streams(settings.http2_max_concurrent_streams)
-            .max_header_list_size(u32::try_from(settings.max_header_bytes).unwrap_or(u32::MAX))
+            .max_header_list_size(u32::try_from(hard_limit).unwrap_or(u32::MAX))
             // Rapid-reset floods (CVE-2023-44487): a client that opens and
             // resets streams faster than they are served is disconnected.
             .max_pending_accept_reset_streams(Some(HTTP2_MAX_PENDING_RESETS))
