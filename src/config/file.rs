@@ -217,6 +217,9 @@ pub struct UpstreamSection {
     pub forward_credentials: bool,
     #[serde(default)]
     pub identity_header: Option<String>,
+    /// TLS to this agent's `https://` URLs.
+    #[serde(default)]
+    pub tls: Option<crate::tls::upstream::UpstreamTlsSection>,
 }
 
 #[derive(Debug, Default, Deserialize)]

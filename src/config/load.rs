@@ -621,6 +621,12 @@ impl Checker {
             }
         };
         let skills = self.skills(&at("skills"), u.skills);
+        let tls = self.upstream_tls(
+            &at("tls"),
+            u.tls.as_ref(),
+            urls.as_deref(),
+            card_url.as_ref(),
+        );
         let headers: Vec<_> = u
             .headers
             .iter()
@@ -648,7 +654,35 @@ impl Checker {
             skills,
             forward_credentials: u.forward_credentials,
             identity_header: identity_header?,
+            tls: tls?,
         })
+    }
+
+    /// `[upstreams.tls]`: built when given, the shared default otherwise; a
+    /// section for an upstream with no `https://` URL is a mistake.
+    fn upstream_tls(
+        &mut self,
+        path: &str,
+        section: Option<&crate::tls::upstream::UpstreamTlsSection>,
+        urls: Option<&[Uri]>,
+        card_url: Option<&Option<Uri>>,
+    ) -> Option<crate::tls::upstream::UpstreamTls> {
+        use crate::tls::upstream;
+        let Some(section) = section.filter(|s| !s.is_empty()) else {
+            return self.sub_settings(path, upstream::default_settings());
+        };
+        let https = |u: &Uri| u.scheme_str() == Some("https");
+        let any_https = urls.is_some_and(|urls| urls.iter().any(https))
+            || matches!(card_url, Some(Some(u)) if https(u));
+        // Only said when every URL parsed: a bad URL has its own error.
+        let all_parsed = urls.is_some() && !matches!(card_url, Some(None));
+        if all_parsed && !any_https {
+            self.err(
+                path,
+                "is set, but none of this upstream's URLs is https:// (TLS settings would never be used)",
+            );
+        }
+        self.sub_settings(path, upstream::settings(section))
     }
 
     /// `url` (one replica) or `urls` (several), not both, not neither.
@@ -692,15 +726,11 @@ impl Checker {
             }
         };
         match (uri.scheme_str(), uri.authority()) {
-            (Some("http"), Some(_)) => Some(uri),
-            (Some("https"), Some(_)) => {
-                self.err(path, "https upstreams are not supported yet; use http (e.g. a sidecar on localhost or a service mesh)");
-                None
-            }
+            (Some("http" | "https"), Some(_)) => Some(uri),
             _ => {
                 self.err(
                     path,
-                    "must be an absolute http URL like http://127.0.0.1:9001",
+                    "must be an absolute http or https URL like http://127.0.0.1:9001 or https://agent.example.com",
                 );
                 None
             }
@@ -931,6 +961,45 @@ mod tests {
         assert!(got
             .iter()
             .any(|(p, m)| p == "upstreams[0].typo" && m.contains("unknown field")));
+    }
+
+    #[test]
+    fn https_upstreams_and_their_tls_settings() {
+        let c = load_str("[[upstreams]]\nname = \"a\"\nurl = \"https://agent.example.com/a2a\"\n")
+            .unwrap();
+        assert_eq!(c.upstreams[0].url.scheme_str(), Some("https"));
+        assert!(!c.upstreams[0].tls.is_configured());
+
+        // TLS settings for an upstream that never speaks TLS are a mistake...
+        let got = errors("[[upstreams]]\nname = \"a\"\nurl = \"http://h:1\"\n[upstreams.tls]\nserver_name = \"h\"\n");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, "upstreams[0].tls");
+        assert!(
+            got[0].1.contains("none of this upstream's URLs is https"),
+            "{got:?}"
+        );
+        // (an empty section is no settings)...
+        load_str("[[upstreams]]\nname = \"a\"\nurl = \"http://h:1\"\n[upstreams.tls]\n").unwrap();
+        // ...unless the card is fetched over https.
+        let c = load_str("[[upstreams]]\nname = \"a\"\nurl = \"http://h:1\"\ncard_url = \"https://cards.example.com/a.json\"\n[upstreams.tls]\nserver_name = \"cards.internal\"\n")
+            .unwrap();
+        assert!(c.upstreams[0].tls.is_configured());
+
+        // Problems inside the section name their field.
+        let got = errors("[[upstreams]]\nname = \"a\"\nurl = \"https://h:1\"\n[upstreams.tls]\nca = \"/nonexistent/ca.pem\"\ncert = \"/nonexistent/c.pem\"\ntypo = 1\n");
+        let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "upstreams[0].tls.typo",
+                "upstreams[0].tls.ca",
+                "upstreams[0].tls.key"
+            ],
+            "{got:?}"
+        );
+
+        let got = errors("[[upstreams]]\nname = \"a\"\nurl = \"ftp://h:1\"\n");
+        assert!(got[0].1.contains("http or https"), "{got:?}");
     }
 
     #[test]

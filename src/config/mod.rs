@@ -191,7 +191,7 @@ pub struct Breaker {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Upstream {
     pub name: String,
-    /// The first replica's JSON-RPC endpoint (http only).
+    /// The first replica's JSON-RPC endpoint (http or https).
     pub url: Uri,
     /// Every replica's endpoint, `url` first.
     pub urls: Vec<Uri>,
@@ -202,7 +202,9 @@ pub struct Upstream {
     pub queue_timeout: Duration,
     pub connect_timeout: Duration,
     pub response_header_timeout: Duration,
-    /// Speak HTTP/2 with prior knowledge (h2c) to this upstream.
+    /// Speak HTTP/2 to this upstream: with prior knowledge (h2c) over
+    /// `http://`, by ALPN over `https://` (which otherwise offers only
+    /// HTTP/1.1).
     pub http2: bool,
     /// Idle HTTP/1.1 connections kept per replica; more are closed as their
     /// answers end (0: a connection per call).
@@ -218,6 +220,9 @@ pub struct Upstream {
     pub forward_credentials: bool,
     /// Send the verified caller's identity in this header.
     pub identity_header: Option<HeaderName>,
+    /// How `https://` URLs (replicas and card) are verified, and the client
+    /// certificate shown to the agent.
+    pub tls: crate::tls::upstream::UpstreamTls,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

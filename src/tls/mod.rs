@@ -25,6 +25,8 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use x509_parser::extensions::GeneralName;
 
+pub mod upstream;
+
 /// `[tls]` as written in the TOML file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -32,6 +32,16 @@
 //! and stays on.) `response_header_timeout` bounds the whole call, failovers
 //! included.
 //!
+//! **TLS.** `https://` URLs (replicas or card) are verified against Mozilla's
+//! roots or the upstream's `[upstreams.tls] ca`, optionally with a client
+//! certificate (`cert`/`key`) and a fixed `server_name`. HTTP/1.1 is spoken
+//! (no ALPN offered) unless `http2 = true`, which offers only h2: the legacy client
+//! puts every call to a replica on one h2 connection, and an agent's
+//! `SETTINGS_MAX_CONCURRENT_STREAMS` would then hold streams past that
+//! number waiting, so HTTP/2 is the operator's choice, never negotiated
+//! behind their back. A failed handshake is a connect failure: nothing was
+//! delivered, so the next replica is tried.
+//!
 //! **Task affinity.** Replicas of one upstream are assumed to share task
 //! state (one backend store behind them, as any horizontally scaled agent
 //! needs), so follow-ups (`tasks/get`, `tasks/cancel`, a message continuing a
@@ -54,6 +64,7 @@ use http::request::Parts;
 use http::{Method, Request, Response, StatusCode, Uri, Version};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
+use hyper_rustls::{FixedServerNameResolver, HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -107,14 +118,11 @@ pub struct Upstream {
     card_url: Option<Uri>,
     forward_credentials: bool,
     identity_header: Option<HeaderName>,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
 
 impl Upstream {
     pub fn new(cfg: &config::Upstream) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(cfg.connect_timeout));
-        connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(POOL_IDLE)
             // A burst opens a connection per call in flight; past this many
@@ -123,7 +131,7 @@ impl Upstream {
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
             .http2_only(cfg.http2)
-            .build(connector);
+            .build(connector(cfg));
         Self {
             name: cfg.name.clone(),
             replicas: Replicas::new(cfg),
@@ -459,6 +467,28 @@ impl Upstream {
             Some(h) if h.is_timeout() => GatewayError::UpstreamTimeout { upstream, detail },
             _ => GatewayError::UpstreamUnavailable { upstream, detail },
         }
+    }
+}
+
+/// TCP with the connect timeout and no Nagle delay, and TLS for `https://`
+/// URLs as the upstream's `tls` says.
+fn connector(cfg: &config::Upstream) -> HttpsConnector<HttpConnector> {
+    let mut tcp = HttpConnector::new();
+    tcp.set_connect_timeout(Some(cfg.connect_timeout));
+    tcp.set_nodelay(true);
+    // The TLS layer above takes https; plain TCP must not refuse it.
+    tcp.enforce_http(false);
+    // HTTP/1.1 sends no ALPN (hyper-rustls sets it, and only for h2).
+    let builder = HttpsConnectorBuilder::new()
+        .with_tls_config(cfg.tls.client_config())
+        .https_or_http();
+    let builder = match &cfg.tls.server_name {
+        Some(name) => builder.with_server_name_resolver(FixedServerNameResolver::new(name.clone())),
+        None => builder,
+    };
+    match cfg.http2 {
+        true => builder.enable_http2().wrap_connector(tcp),
+        false => builder.enable_http1().wrap_connector(tcp),
     }
 }
 

@@ -6,6 +6,9 @@
 //! The mode is read per connection (Garbage, CloseImmediately) and per request
 //! (everything else), so a keep-alive connection opened in a hyper mode keeps
 //! speaking HTTP after a switch to Garbage or CloseImmediately.
+//!
+//! [`MockAgent::start_tls`] serves the same over TLS (`https://`), with the
+//! rustls configuration the test gives it (ALPN, client certificates).
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -34,6 +37,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
+use tokio_rustls::TlsAcceptor;
 
 /// Paths the agent card is served at (0.3/1.0 and 0.1/0.2).
 pub const CARD_PATHS: [&str; 2] = ["/.well-known/agent-card.json", "/.well-known/agent.json"];
@@ -106,6 +110,7 @@ pub struct MockAgent {
     addr: SocketAddr,
     state: Arc<State>,
     task: JoinHandle<()>,
+    tls: bool,
 }
 
 impl MockAgent {
@@ -135,21 +140,51 @@ impl MockAgent {
         MockAgent::serve(listener, mode)
     }
 
+    /// Binds 127.0.0.1:0 and serves over TLS with this configuration
+    /// (its certificate, ALPN protocols and client-certificate policy).
+    pub async fn start_tls(mode: Mode, config: Arc<rustls::ServerConfig>) -> MockAgent {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("mock agent: bind 127.0.0.1:0");
+        MockAgent::serve_with(listener, mode, Some(TlsAcceptor::from(config)))
+    }
+
     fn serve(listener: TcpListener, mode: Mode) -> MockAgent {
+        MockAgent::serve_with(listener, mode, None)
+    }
+
+    fn serve_with(listener: TcpListener, mode: Mode, tls: Option<TlsAcceptor>) -> MockAgent {
         let addr = listener.local_addr().expect("mock agent: local addr");
-        let card = default_card(&format!("http://{addr}"));
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let card = default_card(&format!("{scheme}://{addr}"));
         let state = Arc::new(State::new(mode, card));
-        let task = tokio::spawn(accept_loop(listener, state.clone()));
-        MockAgent { addr, state, task }
+        let is_tls = tls.is_some();
+        let task = tokio::spawn(accept_loop(listener, state.clone(), tls));
+        MockAgent {
+            addr,
+            state,
+            task,
+            tls: is_tls,
+        }
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
-    /// `http://127.0.0.1:PORT` (no trailing slash).
+    /// `http://127.0.0.1:PORT` (no trailing slash); `https://` over TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// TLS handshakes completed, and how many of them the client made
+    /// with a certificate.
+    pub fn handshakes(&self) -> (usize, usize) {
+        (
+            self.state.handshakes.load(Ordering::SeqCst),
+            self.state.client_certs.load(Ordering::SeqCst),
+        )
     }
 
     pub fn set_mode(&self, mode: Mode) {
@@ -316,6 +351,9 @@ struct State {
     owned_only: AtomicBool,
     /// Task ids this mock created.
     owned: Mutex<HashSet<String>>,
+    /// TLS handshakes completed, and those with a client certificate.
+    handshakes: AtomicUsize,
+    client_certs: AtomicUsize,
 }
 
 impl State {
@@ -331,6 +369,8 @@ impl State {
             prefix: Mutex::new(String::new()),
             owned_only: AtomicBool::new(false),
             owned: Mutex::new(HashSet::new()),
+            handshakes: AtomicUsize::new(0),
+            client_certs: AtomicUsize::new(0),
         }
     }
 
@@ -411,7 +451,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 // ---------------------------------------------------------- connections
 
 /// Connections live in a JoinSet owned by this task, so aborting it closes them.
-async fn accept_loop(listener: TcpListener, state: Arc<State>) {
+async fn accept_loop(listener: TcpListener, state: Arc<State>, tls: Option<TlsAcceptor>) {
     let mut connections = JoinSet::new();
     loop {
         let stream = match listener.accept().await {
@@ -423,7 +463,10 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
         };
         while connections.try_join_next().is_some() {}
         state.connections.fetch_add(1, Ordering::SeqCst);
-        connections.spawn(handle_connection(stream, state.clone()));
+        match &tls {
+            Some(acceptor) => connections.spawn(serve_tls(stream, acceptor.clone(), state.clone())),
+            None => connections.spawn(handle_connection(stream, state.clone())),
+        };
     }
 }
 
@@ -431,12 +474,36 @@ async fn handle_connection(stream: TcpStream, state: Arc<State>) {
     match state.mode() {
         Mode::CloseImmediately => drop(stream),
         Mode::Garbage => answer_garbage(stream, &state).await,
-        _ => serve_http(stream, state).await,
+        _ => {
+            let _ = stream.set_nodelay(true);
+            serve_http(stream, state).await
+        }
     }
 }
 
-async fn serve_http(stream: TcpStream, state: Arc<State>) {
+/// The handshake (bounded), then HTTP/1.1 or h2 as ALPN chose.
+async fn serve_tls(stream: TcpStream, acceptor: TlsAcceptor, state: Arc<State>) {
     let _ = stream.set_nodelay(true);
+    let handshake = tokio::time::timeout(Duration::from_secs(5), acceptor.accept(stream));
+    let Ok(Ok(stream)) = handshake.await else {
+        return;
+    };
+    state.handshakes.fetch_add(1, Ordering::SeqCst);
+    if stream
+        .get_ref()
+        .1
+        .peer_certificates()
+        .is_some_and(|c| !c.is_empty())
+    {
+        state.client_certs.fetch_add(1, Ordering::SeqCst);
+    }
+    serve_http(stream, state).await
+}
+
+async fn serve_http<S>(stream: S, state: Arc<State>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |req| handle_request(req, state.clone()));
     let _ = auto::Builder::new(TokioExecutor::new())
         .serve_connection(TokioIo::new(stream), service)

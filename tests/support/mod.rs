@@ -8,3 +8,4 @@ pub mod fault_agent;
 pub mod gateway;
 pub mod keys;
 pub mod mock_agent;
+pub mod pki;
