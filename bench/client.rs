@@ -631,33 +631,44 @@ enum Held {
     H2(#[allow(dead_code)] Incoming),
 }
 
-async fn idle_h1(o: &Opts, head: &[u8]) -> Result<Held, String> {
+/// An idle HTTP/1.1 stream; `Err(Ok(_))` when the connection failed before
+/// any byte of an answer (refused, reset: worth one more try), `Err(Err(_))`
+/// for anything else.
+async fn idle_h1(o: &Opts, head: &[u8]) -> Result<Held, Result<String, String>> {
+    let transient = |e: std::io::Error| Ok(e.to_string());
     let mut s = TcpStream::connect(authority(o))
         .await
-        .map_err(|e| format!("connect: {e}"))?;
-    s.write_all(head).await.map_err(|e| e.to_string())?;
-    s.write_all(&o.body).await.map_err(|e| e.to_string())?;
+        .map_err(|e| Ok(format!("connect: {e}")))?;
+    s.write_all(head).await.map_err(transient)?;
+    s.write_all(&o.body).await.map_err(transient)?;
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     loop {
-        let n = s.read(&mut chunk).await.map_err(|e| e.to_string())?;
+        let n = match s.read(&mut chunk).await {
+            Ok(n) => n,
+            Err(e) if buf.is_empty() => return Err(transient(e)),
+            Err(e) => return Err(Err(e.to_string())),
+        };
         if n == 0 {
-            return Err(format!(
+            return Err(Err(format!(
                 "closed before the first event: {}",
                 String::from_utf8_lossy(&buf)
-            ));
+            )));
         }
         buf.extend_from_slice(&chunk[..n]);
         if let Some(end) = find(&buf, b"\r\n\r\n") {
             if !buf.starts_with(b"HTTP/1.1 200") {
-                return Err(format!("not 200: {}", String::from_utf8_lossy(&buf[..end])));
+                return Err(Err(format!(
+                    "not 200: {}",
+                    String::from_utf8_lossy(&buf[..end])
+                )));
             }
             if find(&buf[end + 4..], b"\n\n").is_some() {
                 return Ok(Held::Tcp(s));
             }
         }
         if buf.len() > 65536 {
-            return Err("no event in the first 64 KiB".into());
+            return Err(Err("no event in the first 64 KiB".into()));
         }
     }
 }
@@ -709,16 +720,27 @@ async fn idle(o: Arc<Opts>) -> Result<(String, usize), String> {
     }
     // Bound the streams being set up at once (the listen backlog is finite).
     let gate = Arc::new(tokio::sync::Semaphore::new(200));
+    // A connection refused or reset before any answer (a kernel queue
+    // overflowing while thousands connect) is tried once more, and counted.
+    let retried = Arc::new(AtomicUsize::new(0));
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..o.streams {
-        let (o, head, gate) = (o.clone(), head.clone(), gate.clone());
+        let (o, head, gate, retried) = (o.clone(), head.clone(), gate.clone(), retried.clone());
         let h2 = senders.get(i / PER_H2_CONN).and_then(Sender::h2_clone);
         tasks.spawn(async move {
             let _permit = gate.acquire().await;
             let open = async {
                 match h2 {
                     Some(sender) => idle_h2(sender, &o).await,
-                    None => idle_h1(&o, &head).await,
+                    None => match idle_h1(&o, &head).await {
+                        Err(Ok(_)) => {
+                            retried.fetch_add(1, Ordering::Relaxed);
+                            idle_h1(&o, &head)
+                                .await
+                                .map_err(|e| e.unwrap_or_else(|e| e))
+                        }
+                        other => other.map_err(|e| e.unwrap_or_else(|e| e)),
+                    },
                 }
             };
             tokio::time::timeout(Duration::from_secs(20), open)
@@ -754,10 +776,11 @@ async fn idle(o: Arc<Opts>) -> Result<(String, usize), String> {
         eprintln!("idle: {failed} failed; first: {e}");
     }
     println!(
-        r#"{{"mode":"idle","proto":"{}","streams":{},"opened":{},"errors":{failed},"open_secs":{:.2}}}"#,
+        r#"{{"mode":"idle","proto":"{}","streams":{},"opened":{},"errors":{failed},"retried":{},"open_secs":{:.2}}}"#,
         if o.h2 { "h2" } else { "h1" },
         o.streams,
         held.len(),
+        retried.load(Ordering::Relaxed),
         began.elapsed().as_secs_f64()
     );
     use std::io::Write;

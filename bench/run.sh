@@ -459,7 +459,8 @@ idle_test() { # target proto count
     fail "idle $target $proto: $opened of $n streams opened: $(tail -1 "$OUT/logs/idle-$target-$proto.err")"
   record idle stream "$proto" "$target" "$line" \
     "\"rss_before_kb\":$before,\"rss_during_kb\":$during,\"rss_after_kb\":$after,\"rss_later_kb\":$later,\"later_s\":$SETTLE,\"fds_before\":$fds_before,\"fds_during\":$fds_during"
-  note "idle $target $proto: $opened streams, RSS ${before} -> ${during} kB ($(( (during - before) / (opened > 0 ? opened : 1) )) kB/stream), fds $fds_before -> $fds_during"
+  local retried; retried=$(jnum "$line" retried); retried=${retried:-0}
+  note "idle $target $proto: $opened streams, RSS ${before} -> ${during} kB ($(( (during - before) / (opened > 0 ? opened : 1) )) kB/stream), fds $fds_before -> $fds_during$([ "$retried" = 0 ] || echo "; $retried connection(s) reset before an answer, opened again")"
 }
 
 say "idle SSE streams (h1: $IDLE_H1, h2: $IDLE_H2 in $((IDLE_H2 / 100)) connections)"
