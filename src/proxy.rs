@@ -27,7 +27,7 @@ use crate::routing::{learn, probe, request, Decision, Route, RouteInput, Rule};
 use crate::sketch::Sketch;
 use crate::sse::{RelaySettings, SseRelay};
 use crate::state::{AppState, ConnInfo};
-use crate::upstream::{headers, Caller, Origin};
+use crate::upstream::{headers, Caller, Lease, Origin};
 use crate::{cidr, client_ip};
 
 /// Unknown method names are echoed in errors; a client can send megabytes.
@@ -507,6 +507,8 @@ fn relay(
     seen: Sighting,
 ) -> Response<Body> {
     let (mut parts, body) = response.into_parts();
+    // An HTTP/2 call's place on its connection lasts as long as its body.
+    let lease = parts.extensions.remove::<Lease>();
     headers::strip_hop_by_hop(&mut parts.headers);
     // The client's connection has its own version; hyper writes the right one.
     parts.version = Version::HTTP_11;
@@ -541,12 +543,12 @@ fn relay(
         // A stream holds its stream place for its whole life, but not an
         // in-flight slot: streams are bounded by their own limits.
         drop(permits.slot);
-        Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
+        Guarded::new(SseRelay::new(body, settings), (permits.stream, open, lease)).boxed_unsync()
     } else {
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
             learner.observe_answer(&learn::from_response(bytes), &owner, seen.skill.as_deref());
         });
-        Guarded::new(observed, permits)
+        Guarded::new(observed, (permits, lease))
             .map_err(Into::into)
             .boxed_unsync()
     };

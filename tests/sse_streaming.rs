@@ -515,6 +515,92 @@ async fn streams_from_an_h2c_upstream_are_relayed_event_by_event() {
     assert!(mock.wait_stream_closed(WAIT).await);
 }
 
+/// A gateway speaking h2c to `mock`, `per_connection` calls per connection
+/// at most, and a short response-header timeout.
+async fn h2c_gateway(mock: &MockAgent, per_connection: usize) -> TestGateway {
+    let toml = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\n\
+         shutdown_grace = \"2s\"\n\n\
+         [[upstreams]]\nname = \"{UPSTREAM}\"\nurl = \"{}\"\nhttp2 = true\n\
+         http2_streams_per_connection = {per_connection}\nresponse_header_timeout = \"1s\"\n",
+        mock.url()
+    );
+    TestGateway::from_toml(&toml).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_streams_past_the_agents_stream_limit_get_connections_of_their_own() {
+    const STREAMS: usize = 5;
+    // The agent lets each connection carry 2 streams at once.
+    let mock = MockAgent::start(gated(2)).await;
+    mock.set_h2_max_streams(2);
+    let gw = h2c_gateway(&mock, 2).await;
+    let mut open = Vec::new();
+    for i in 0..STREAMS {
+        let body = rpc(&format!("\"s-{i}\""), "message/stream", &v03_message("hi"));
+        let mut sse = client::post_stream(&gw.url(), body, &[]).await;
+        assert_sse_head(sse.status, &sse.headers);
+        assert!(
+            sse.next_event(WAIT).await.is_some(),
+            "stream {i} has its first event"
+        );
+        open.push(sse);
+    }
+    // Two calls per connection: three connections for five open streams.
+    assert_eq!(mock.connection_count(), STREAMS.div_ceil(2));
+    for _ in 0..STREAMS {
+        mock.release_stream();
+    }
+    for mut sse in open {
+        assert!(sse.next_event(WAIT).await.is_some(), "the last event");
+        assert_clean_end(&mut sse).await;
+    }
+    // Their places are free again: the next call takes the first connection.
+    let body = rpc("\"after\"", "message/stream", &v03_message("hi"));
+    let mut sse = client::post_stream(&gw.url(), body, &[]).await;
+    assert!(sse.next_event(WAIT).await.is_some());
+    assert_eq!(mock.connection_count(), STREAMS.div_ceil(2));
+    mock.release_stream();
+}
+
+#[tokio::test]
+async fn an_answered_call_frees_its_place_on_the_h2c_connection() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    // One call per connection: a place not freed would open a new one.
+    let gw = h2c_gateway(&mock, 1).await;
+    for i in 0..5 {
+        let body = rpc(&format!("\"u-{i}\""), "message/send", &v03_message("hi"));
+        let reply = client::post_json(&gw.url(), body, &[]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        let body = rpc(&format!("\"v-{i}\""), "message/stream", &v03_message("hi"));
+        let mut sse = client::post_stream(&gw.url(), body, &[]).await;
+        assert_eq!(sse.collect_events(WAIT).await.len(), DEFAULT_EVENTS);
+    }
+    assert_eq!(mock.connection_count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_one_unlimited_h2c_connection_a_stream_past_the_agents_limit_waits() {
+    // The hazard the lanes remove: one connection, and the agent's limit.
+    let mock = MockAgent::start(gated(2)).await;
+    mock.set_h2_max_streams(2);
+    let gw = h2c_gateway(&mock, 0).await;
+    let mut open = Vec::new();
+    for i in 0..2 {
+        let body = rpc(&format!("\"w-{i}\""), "message/stream", &v03_message("hi"));
+        let mut sse = client::post_stream(&gw.url(), body, &[]).await;
+        assert!(sse.next_event(WAIT).await.is_some());
+        open.push(sse);
+    }
+    let body = rpc("\"w-2\"", "message/stream", &v03_message("hi"));
+    let third = client::post_stream(&gw.url(), body, &[]).await;
+    assert_eq!(third.status, StatusCode::GATEWAY_TIMEOUT);
+    assert_eq!(mock.connection_count(), 1);
+    for _ in 0..2 {
+        mock.release_stream();
+    }
+}
+
 // ---------------------------------------------------------- concurrency
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -204,6 +204,10 @@ pub struct UpstreamSection {
     pub response_header_timeout: String,
     #[serde(default)]
     pub http2: bool,
+    /// With http2: calls carried by one connection at most; past that a
+    /// new connection opens (0: one connection, no limit).
+    #[serde(default = "default_http2_streams_per_connection")]
+    pub http2_streams_per_connection: u32,
     /// Idle HTTP/1.1 connections kept open per replica for reuse.
     #[serde(default = "default_max_idle_connections")]
     pub max_idle_connections: u32,
@@ -280,6 +284,10 @@ impl Default for ConcurrencySection {
             max_streams_per_caller: 100,
         }
     }
+}
+
+fn default_http2_streams_per_connection() -> u32 {
+    100
 }
 
 fn default_max_idle_connections() -> u32 {

@@ -648,6 +648,7 @@ impl Checker {
             connect_timeout: connect_timeout?,
             response_header_timeout: response_header_timeout?,
             http2: u.http2,
+            http2_streams_per_connection: u.http2_streams_per_connection as usize,
             max_idle_connections: u.max_idle_connections as usize,
             headers,
             card_url: card_url.map_or(Some(None), |c| c.map(Some))?,

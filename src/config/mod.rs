@@ -206,6 +206,9 @@ pub struct Upstream {
     /// `http://`, by ALPN over `https://` (which otherwise offers only
     /// HTTP/1.1).
     pub http2: bool,
+    /// With `http2`: calls one connection carries at most before another
+    /// opens (0: one connection per replica, no limit).
+    pub http2_streams_per_connection: usize,
     /// Idle HTTP/1.1 connections kept per replica; more are closed as their
     /// answers end (0: a connection per call).
     pub max_idle_connections: usize,

@@ -35,12 +35,16 @@
 //! **TLS.** `https://` URLs (replicas or card) are verified against Mozilla's
 //! roots or the upstream's `[upstreams.tls] ca`, optionally with a client
 //! certificate (`cert`/`key`) and a fixed `server_name`. HTTP/1.1 is spoken
-//! (no ALPN offered) unless `http2 = true`, which offers only h2: the legacy client
-//! puts every call to a replica on one h2 connection, and an agent's
-//! `SETTINGS_MAX_CONCURRENT_STREAMS` would then hold streams past that
-//! number waiting, so HTTP/2 is the operator's choice, never negotiated
-//! behind their back. A failed handshake is a connect failure: nothing was
-//! delivered, so the next replica is tried.
+//! (no ALPN offered) unless `http2 = true`, which offers only h2: HTTP/2 is
+//! the operator's choice, never negotiated behind their back. A failed
+//! handshake is a connect failure: nothing was delivered, so the next
+//! replica is tried.
+//!
+//! **HTTP/2 connections** (see [`lanes`]): with `http2 = true` calls share
+//! connections, at most `http2_streams_per_connection` calls on each; past
+//! that another connection opens, so an agent's
+//! `SETTINGS_MAX_CONCURRENT_STREAMS` does not make calls wait behind open
+//! streams.
 //!
 //! **Task affinity.** Replicas of one upstream are assumed to share task
 //! state (one backend store behind them, as any horizontally scaled agent
@@ -52,6 +56,7 @@
 mod address;
 pub mod breaker;
 pub mod headers;
+mod lanes;
 mod replicas;
 
 use std::error::Error as StdError;
@@ -75,6 +80,8 @@ use address::{endpoint_target, origin_target, readdress, Addressing, EndpointCal
 use replicas::{Attempt, Replicas};
 
 pub use breaker::State as BreakerState;
+use lanes::Lanes;
+pub use lanes::Lease;
 pub use replicas::ReplicaHealth;
 
 /// How long an idle pooled connection is kept; under typical upstream
@@ -118,20 +125,33 @@ pub struct Upstream {
     card_url: Option<Uri>,
     forward_credentials: bool,
     identity_header: Option<HeaderName>,
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// HTTP/1.1 calls (a pooled connection each), and everything that is
+    /// not a JSON-RPC call (cards, probes).
+    client: HttpClient,
+    /// HTTP/2 calls: spread over as many connections as their streams need.
+    lanes: Option<Lanes<HttpClient>>,
+    builder: hyper_util::client::legacy::Builder,
+    connector: HttpsConnector<HttpConnector>,
 }
+
+type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 impl Upstream {
     pub fn new(cfg: &config::Upstream) -> Self {
-        let client = Client::builder(TokioExecutor::new())
+        let mut builder = Client::builder(TokioExecutor::new());
+        builder
             .pool_idle_timeout(POOL_IDLE)
             // A burst opens a connection per call in flight; past this many
             // idle per replica, each is closed as its answer ends.
             .pool_max_idle_per_host(cfg.max_idle_connections)
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
-            .http2_only(cfg.http2)
-            .build(connector(cfg));
+            .http2_only(cfg.http2);
+        let connector = connector(cfg);
+        let client = builder.build(connector.clone());
+        let lanes = cfg
+            .http2
+            .then(|| Lanes::new(cfg.http2_streams_per_connection));
         Self {
             name: cfg.name.clone(),
             replicas: Replicas::new(cfg),
@@ -143,6 +163,9 @@ impl Upstream {
             forward_credentials: cfg.forward_credentials,
             identity_header: cfg.identity_header.clone(),
             client,
+            lanes,
+            builder,
+            connector,
         }
     }
 
@@ -289,10 +312,16 @@ impl Upstream {
         deadline: tokio::time::Instant,
     ) -> Result<Response<Incoming>, Failure> {
         let replica = attempt.endpoint().clone();
-        let outcome = tokio::time::timeout_at(deadline, self.client.request(request)).await;
+        let (lane, lease) = self.lane();
+        let client = lane.as_ref().unwrap_or(&self.client);
+        let outcome = tokio::time::timeout_at(deadline, client.request(request)).await;
         let (result, ok) = match outcome {
-            Ok(Ok(response)) => {
+            Ok(Ok(mut response)) => {
                 let ok = !is_failure_status(response.status());
+                if let Some(lease) = lease {
+                    // Held until the relay drops the answer's body.
+                    response.extensions_mut().insert(lease);
+                }
                 (Ok(response), ok)
             }
             Ok(Err(e)) => {
@@ -316,6 +345,22 @@ impl Upstream {
             self.log_transition(&replica, state);
         }
         result
+    }
+
+    /// With HTTP/2, the lane for the next call and its place there; a new
+    /// lane (a client with connections of its own) when every lane is full.
+    fn lane(&self) -> (Option<HttpClient>, Option<Lease>) {
+        let Some(lanes) = &self.lanes else {
+            return (None, None);
+        };
+        let (client, lease) = lanes.take(|open| {
+            if open > 0 {
+                tracing::info!(upstream = %self.name, lanes = open + 1,
+                    "every HTTP/2 connection carries http2_streams_per_connection calls: opening another");
+            }
+            self.builder.build(self.connector.clone())
+        });
+        (Some(client), Some(lease))
     }
 
     /// A request for somewhere other than this upstream's replicas (a card

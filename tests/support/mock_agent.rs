@@ -178,6 +178,13 @@ impl MockAgent {
         format!("{scheme}://{}", self.addr)
     }
 
+    /// Caps the streams each new h2 connection may carry at once.
+    pub fn set_h2_max_streams(&self, n: u32) {
+        self.state
+            .h2_max_streams
+            .store(n as usize, Ordering::SeqCst);
+    }
+
     /// TLS handshakes completed, and how many of them the client made
     /// with a certificate.
     pub fn handshakes(&self) -> (usize, usize) {
@@ -351,6 +358,8 @@ struct State {
     owned_only: AtomicBool,
     /// Task ids this mock created.
     owned: Mutex<HashSet<String>>,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS of new h2 connections (0: hyper's).
+    h2_max_streams: AtomicUsize,
     /// TLS handshakes completed, and those with a client certificate.
     handshakes: AtomicUsize,
     client_certs: AtomicUsize,
@@ -369,6 +378,7 @@ impl State {
             prefix: Mutex::new(String::new()),
             owned_only: AtomicBool::new(false),
             owned: Mutex::new(HashSet::new()),
+            h2_max_streams: AtomicUsize::new(0),
             handshakes: AtomicUsize::new(0),
             client_certs: AtomicUsize::new(0),
         }
@@ -504,8 +514,13 @@ async fn serve_http<S>(stream: S, state: Arc<State>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    let max_streams = state.h2_max_streams.load(Ordering::SeqCst);
     let service = service_fn(move |req| handle_request(req, state.clone()));
-    let _ = auto::Builder::new(TokioExecutor::new())
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    if max_streams > 0 {
+        builder.http2().max_concurrent_streams(max_streams as u32);
+    }
+    let _ = builder
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }
