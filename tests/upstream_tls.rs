@@ -72,6 +72,23 @@ fn gateway_config(url: &str, more: &str, tls: &str) -> String {
     text
 }
 
+/// The agents' CA, and its certificate written to `ca.pem` in a temp dir.
+fn agents_ca(tag: &str) -> (Ca, TempDir, std::path::PathBuf) {
+    let ca = Ca::new("agents CA");
+    let dir = TempDir::new(tag);
+    let ca_file = dir.write("ca.pem", &ca.cert.pem());
+    (ca, dir, ca_file)
+}
+
+/// The JSON-RPC calls the agent received (card fetches left out).
+fn posts(agent: &MockAgent) -> Vec<support::mock_agent::Recorded> {
+    agent
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == http::Method::POST)
+        .collect()
+}
+
 fn ca_line(path: &std::path::Path) -> String {
     format!("ca = '{}'\n", path.display())
 }
@@ -102,9 +119,7 @@ async fn card_state(gw: &TestGateway) -> Value {
 
 #[tokio::test]
 async fn an_https_agent_gets_the_call_byte_for_byte_over_http11() {
-    let ca = Ca::new("agents CA");
-    let dir = TempDir::new("up-h1");
-    let ca_file = dir.write("ca.pem", &ca.cert.pem());
+    let (ca, _dir, ca_file) = agents_ca("up-h1");
     // The agent would take h2 too: the gateway offers no ALPN, so HTTP/1.1.
     let agent =
         MockAgent::start_tls(Mode::Normal, agent_tls(&ca.server("agent", 1), BOTH, None)).await;
@@ -117,11 +132,7 @@ async fn an_https_agent_gets_the_call_byte_for_byte_over_http11() {
     let reply = send_one(&gw, "tls-1").await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(reply.json()["result"]["kind"], "task", "{}", reply.text());
-    let calls: Vec<_> = agent
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == http::Method::POST)
-        .collect();
+    let calls = posts(&agent);
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].body, body.as_bytes(), "the body arrives unaltered");
     assert_eq!(calls[0].http_version, Version::HTTP_11);
@@ -132,9 +143,7 @@ async fn an_https_agent_gets_the_call_byte_for_byte_over_http11() {
 
 #[tokio::test]
 async fn http2_true_negotiates_h2_by_alpn_and_streams_relay() {
-    let ca = Ca::new("agents CA");
-    let dir = TempDir::new("up-h2");
-    let ca_file = dir.write("ca.pem", &ca.cert.pem());
+    let (ca, _dir, ca_file) = agents_ca("up-h2");
     let agent =
         MockAgent::start_tls(Mode::Normal, agent_tls(&ca.server("agent", 1), BOTH, None)).await;
     let gw = TestGateway::from_toml(&gateway_config(
@@ -151,11 +160,7 @@ async fn http2_true_negotiates_h2_by_alpn_and_streams_relay() {
     assert_eq!(stream.status, StatusCode::OK);
     let events = stream.collect_events(WAIT).await;
     assert_eq!(events.len(), DEFAULT_EVENTS, "{events:?}");
-    let posts: Vec<_> = agent
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == http::Method::POST)
-        .collect();
+    let posts = posts(&agent);
     assert_eq!(posts.len(), 2);
     assert!(posts.iter().all(|r| r.http_version == Version::HTTP_2));
 }
@@ -176,9 +181,7 @@ async fn a_certificate_from_an_unknown_ca_is_a_502_and_nothing_is_sent() {
 
 #[tokio::test]
 async fn server_name_sets_the_name_the_certificate_must_carry() {
-    let ca = Ca::new("agents CA");
-    let dir = TempDir::new("up-sni");
-    let ca_file = dir.write("ca.pem", &ca.cert.pem());
+    let (ca, _dir, ca_file) = agents_ca("up-sni");
     // A certificate for a DNS name only: 127.0.0.1 is not in it.
     let leaf = ca.leaf(
         "agent.internal",
@@ -205,10 +208,8 @@ async fn server_name_sets_the_name_the_certificate_must_carry() {
 
 #[tokio::test]
 async fn an_agent_that_requires_a_client_certificate_gets_the_gateways() {
-    let ca = Ca::new("agents CA");
+    let (ca, dir, ca_file) = agents_ca("up-mtls");
     let gateways_ca = Ca::new("gateways CA");
-    let dir = TempDir::new("up-mtls");
-    let ca_file = dir.write("ca.pem", &ca.cert.pem());
     let client = gateways_ca.client("gateway");
     let cert = dir.write("client.pem", &client.cert_pem);
     let key = dir.write("client.key", &client.key_pem);
