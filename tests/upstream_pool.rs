@@ -270,11 +270,9 @@ async fn answers_with_connection_close_are_not_reused() {
     assert_eq!(agent.calls(), 5);
 }
 
-#[tokio::test]
-async fn a_burst_leaves_at_most_max_idle_connections_open() {
-    let agent = RawAgent::start(After::KeepOpen, Duration::from_millis(300)).await;
-    let gw = gateway(&agent, "max_idle_connections = 3").await;
-    let burst: Vec<_> = (0..10)
+/// `n` calls at once, each checked to come back whole.
+async fn burst(gw: &TestGateway, n: usize) {
+    let calls: Vec<_> = (0..n)
         .map(|i| {
             let url = gw.url();
             tokio::spawn(async move {
@@ -284,11 +282,18 @@ async fn a_burst_leaves_at_most_max_idle_connections_open() {
             })
         })
         .collect();
-    for (i, call) in burst.into_iter().enumerate() {
+    for (i, call) in calls.into_iter().enumerate() {
         let reply = call.await.expect("burst call");
         assert_eq!(reply.status, 200, "{}", reply.text());
         assert_eq!(reply.json()["id"], format!("b-{i}"));
     }
+}
+
+#[tokio::test]
+async fn a_burst_leaves_at_most_max_idle_connections_open() {
+    let agent = RawAgent::start(After::KeepOpen, Duration::from_millis(300)).await;
+    let gw = gateway(&agent, "max_idle_connections = 3").await;
+    burst(&gw, 10).await;
     assert!(
         agent.accepted() >= 10,
         "the burst ran in parallel: {} connections",
@@ -304,6 +309,25 @@ async fn a_burst_leaves_at_most_max_idle_connections_open() {
     call(&gw, "after").await;
     assert_eq!(agent.accepted(), before);
     assert_eq!(agent.open(), 3);
+}
+
+#[tokio::test]
+async fn by_default_every_connection_within_max_in_flight_is_kept_for_reuse() {
+    // A pool smaller than the load closes a connection after each call past
+    // it and opens a new one for the next: steady load must not churn.
+    let agent = RawAgent::start(After::KeepOpen, Duration::from_millis(1000)).await;
+    // More calls at once than the old fixed default of 128 idle connections.
+    let gw = gateway(&agent, "max_in_flight = 200").await;
+    burst(&gw, 160).await;
+    let opened = agent.accepted();
+    assert!(
+        opened > 128,
+        "the burst ran in parallel: {opened} connections"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(agent.open(), opened, "every connection stays pooled");
+    call(&gw, "after").await;
+    assert_eq!(agent.accepted(), opened, "the next call reused one");
 }
 
 #[tokio::test]

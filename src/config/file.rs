@@ -208,9 +208,10 @@ pub struct UpstreamSection {
     /// new connection opens (0: one connection, no limit).
     #[serde(default = "default_http2_streams_per_connection")]
     pub http2_streams_per_connection: u32,
-    /// Idle HTTP/1.1 connections kept open per replica for reuse.
-    #[serde(default = "default_max_idle_connections")]
-    pub max_idle_connections: u32,
+    /// Idle HTTP/1.1 connections kept open per replica for reuse
+    /// (default: `max_in_flight`).
+    #[serde(default)]
+    pub max_idle_connections: Option<u32>,
     #[serde(default)]
     pub headers: BTreeMap<String, HeaderSource>,
     #[serde(default)]
@@ -288,10 +289,6 @@ impl Default for ConcurrencySection {
 
 fn default_http2_streams_per_connection() -> u32 {
     100
-}
-
-fn default_max_idle_connections() -> u32 {
-    128
 }
 
 fn default_connect_timeout() -> String {

@@ -649,7 +649,10 @@ impl Checker {
             response_header_timeout: response_header_timeout?,
             http2: u.http2,
             http2_streams_per_connection: u.http2_streams_per_connection as usize,
-            max_idle_connections: u.max_idle_connections as usize,
+            // A pool smaller than the calls in flight closes a connection
+            // after each call past it and opens a new one for the next:
+            // connect churn and TIME_WAIT sockets under steady load.
+            max_idle_connections: u.max_idle_connections.unwrap_or(u.max_in_flight) as usize,
             headers,
             card_url: card_url.map_or(Some(None), |c| c.map(Some))?,
             skills,
@@ -880,13 +883,30 @@ mod tests {
     }
 
     #[test]
+    fn the_idle_pool_follows_max_in_flight_unless_set() {
+        let up = |extra: &str| {
+            let c = load_str(&format!(
+                "[[upstreams]]\nname = \"echo\"\nurl = \"http://127.0.0.1:9001\"\n{extra}\n"
+            ))
+            .unwrap();
+            c.upstreams[0].max_idle_connections
+        };
+        assert_eq!(up("max_in_flight = 8"), 8);
+        assert_eq!(up("max_in_flight = 8\nmax_idle_connections = 3"), 3);
+        assert_eq!(up("max_idle_connections = 0"), 0);
+    }
+
+    #[test]
     fn minimal_config_gets_defaults() {
         let c =
             load_str("[[upstreams]]\nname = \"echo\"\nurl = \"http://127.0.0.1:9001\"\n").unwrap();
         assert_eq!(c.server.listen, "127.0.0.1:8080".parse().unwrap());
         assert_eq!(c.limits.max_body_bytes, 10 * 1024 * 1024);
         assert_eq!(c.upstreams[0].connect_timeout, Duration::from_secs(5));
-        assert_eq!(c.upstreams[0].max_idle_connections, 128);
+        assert_eq!(
+            c.upstreams[0].max_idle_connections, 1024,
+            "the idle pool holds as many connections as calls may be in flight"
+        );
         assert!(c.server.public_url.is_none());
         assert!(
             c.server.trusted_proxies.is_empty(),
