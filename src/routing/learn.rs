@@ -3,34 +3,7 @@
 
 use std::borrow::Cow;
 
-use crate::sketch::Sketch;
-
-/// How deep an answer is read: response → result → tasks → task → status
-/// → state (a 1.0 `ListTasks` answer). Anything deeper is skipped unread.
-const LEVELS: usize = 6;
-
-/// The members this module reads, at any level; all others (message
-/// parts, artifacts, history, metadata) are skipped unread.
-fn read_member(name: &str) -> bool {
-    matches!(
-        name,
-        "result"
-            | "error"
-            | "kind"
-            | "task"
-            | "tasks"
-            | "message"
-            | "statusUpdate"
-            | "artifactUpdate"
-            | "artifact"
-            | "status"
-            | "state"
-            | "id"
-            | "taskId"
-            | "contextId"
-            | "sessionId"
-    )
-}
+use super::answer::{self, Answer, Ids, Node};
 
 /// Task states in the 0.x spelling: the labels of `task_states_total`.
 pub const TASK_STATES: [&str; 9] = [
@@ -97,41 +70,41 @@ impl Seen<'_> {
 /// Ids in a unary JSON-RPC response body (nothing if it is not one).
 pub fn from_response(body: &[u8]) -> Seen<'_> {
     let mut seen = Seen::default();
-    let parsed = std::str::from_utf8(body)
-        .ok()
-        .and_then(|text| Sketch::parse_keeping(text, LEVELS, read_member));
-    if let Some(v) = parsed {
-        absorb(&v, &mut seen);
+    if let Some(answer) = std::str::from_utf8(body).ok().and_then(answer::read) {
+        absorb(&answer, &mut seen);
     }
     seen
 }
 
-fn absorb<'a>(response: &Sketch<'a>, seen: &mut Seen<'a>) {
-    match (response.get("result"), response.get("error")) {
-        (Some(result), _) => {
-            seen.kinds.push(kind_of(result));
-            from_result(result, seen);
+fn absorb<'a>(answer: &Answer<'a>, seen: &mut Seen<'a>) {
+    match (&answer.result, answer.error) {
+        (result, _) if result.present => {
+            let result = result.get();
+            seen.kinds.push(result.map_or("other", kind_of));
+            if let Some(result) = result {
+                from_result(result, seen);
+            }
         }
-        (None, Some(_)) => seen.kinds.push("error"),
+        (_, true) => seen.kinds.push("error"),
         _ => seen.kinds.push("other"),
     }
 }
 
 /// What a result is, in every version's spelling.
-fn kind_of(result: &Sketch<'_>) -> &'static str {
-    let wrapped = |k: &str| result.get(k).is_some_and(Sketch::is_object);
-    match result.get("kind").and_then(Sketch::as_str) {
+fn kind_of(result: &Node<'_>) -> &'static str {
+    let wrapped = |w: &answer::Obj<Ids<'_>>| w.object;
+    match result.kind.as_deref() {
         Some("status-update") => "status",
         Some("artifact-update") => "artifact",
         Some("task") => "task",
         Some("message") => "message",
-        _ if wrapped("statusUpdate") => "status",
-        _ if wrapped("artifactUpdate") => "artifact",
-        _ if wrapped("task") => "task",
-        _ if wrapped("message") => "message",
+        _ if wrapped(&result.status_update) => "status",
+        _ if wrapped(&result.artifact_update) => "artifact",
+        _ if wrapped(&result.task) => "task",
+        _ if wrapped(&result.message) => "message",
         // 0.1 events: {id, status} or {id, artifact}.
-        _ if result.get("artifact").is_some() => "artifact",
-        _ if result.get("status").is_some() => "status",
+        _ if result.has_artifact => "artifact",
+        _ if result.has_status => "status",
         _ => "other",
     }
 }
@@ -211,48 +184,46 @@ impl<'a> EventData<'a> {
         }
         if let Some(joined) = joined {
             let mut own = Seen::default();
-            if let Some(v) = Sketch::parse_keeping(&joined, LEVELS, read_member) {
-                absorb(&v, &mut own);
+            if let Some(answer) = answer::read(&joined) {
+                absorb(&answer, &mut own);
             }
             seen.extend(own.into_owned());
-        } else if let Some(v) = first.and_then(|t| Sketch::parse_keeping(t, LEVELS, read_member)) {
-            absorb(&v, seen);
+        } else if let Some(answer) = first.and_then(answer::read) {
+            absorb(&answer, seen);
         }
     }
 }
 
 /// 1.0 wraps results (`{"task": …}`, `{"statusUpdate": …}`); 0.x results
 /// are the object itself, told apart by `kind` (0.3) or shape (0.1).
-fn from_result<'a>(result: &Sketch<'a>, seen: &mut Seen<'a>) {
-    if !result.is_object() {
-        return;
-    }
-    for wrapper in ["task", "message", "statusUpdate", "artifactUpdate"] {
-        if let Some(inner) = result.get(wrapper).filter(|v| v.is_object()) {
-            from_object(inner, wrapper == "task", seen);
+fn from_result<'a>(result: &Node<'a>, seen: &mut Seen<'a>) {
+    let wrappers = [
+        (&result.task, true),
+        (&result.message, false),
+        (&result.status_update, false),
+        (&result.artifact_update, false),
+    ];
+    for (wrapper, is_task) in wrappers {
+        if let Some(inner) = wrapper.get() {
+            from_object(inner, is_task, seen);
         }
     }
-    if let Some(Sketch::Arr(tasks)) = result.get("tasks") {
-        for t in tasks {
-            from_object(t, true, seen);
-        }
+    for task in result.tasks.iter().flatten() {
+        from_object(task, true, seen);
     }
-    let is_task = result.get("kind").and_then(Sketch::as_str) == Some("task")
-        || (result.has("id") && (result.has("status") || result.has("artifact")));
-    from_object(result, is_task, seen);
+    let is_task = result.kind.as_deref() == Some("task")
+        || (result.has_id && (result.has_status || result.has_artifact));
+    from_object(&result.ids, is_task, seen);
 }
 
-fn from_object<'a>(obj: &Sketch<'a>, is_task: bool, seen: &mut Seen<'a>) {
-    let text = |key: &str| match obj.get(key) {
-        Some(Sketch::Str(s)) if !s.is_empty() => Some(s.clone()),
-        _ => None,
+fn from_object<'a>(obj: &Ids<'a>, is_task: bool, seen: &mut Seen<'a>) {
+    let text = |id: &Option<Cow<'a, str>>| id.as_ref().filter(|s| !s.is_empty()).cloned();
+    let task = if is_task {
+        text(&obj.id)
+    } else {
+        text(&obj.task_id)
     };
-    let task = if is_task { text("id") } else { text("taskId") };
-    let state = obj
-        .get("status")
-        .and_then(|s| s.get("state"))
-        .and_then(Sketch::as_str);
-    if let (Some(task), Some(state)) = (&task, state) {
+    if let (Some(task), Some(state)) = (&task, &obj.state) {
         seen.states.push((task.clone(), state_label(state)));
     }
     if is_task {
@@ -260,11 +231,11 @@ fn from_object<'a>(obj: &Sketch<'a>, is_task: bool, seen: &mut Seen<'a>) {
             push(&mut seen.tasks, id);
         }
     }
-    if let Some(id) = text("taskId") {
+    if let Some(id) = text(&obj.task_id) {
         push(&mut seen.tasks, id);
     }
-    for key in ["contextId", "sessionId"] {
-        if let Some(id) = text(key) {
+    for id in [&obj.context_id, &obj.session_id] {
+        if let Some(id) = text(id) {
             push(&mut seen.contexts, id);
         }
     }
@@ -446,5 +417,199 @@ mod tests {
     fn a_message_id_is_not_a_task_id() {
         let body = r#"{"result":{"kind":"message","id":"not-a-task","messageId":"m"}}"#;
         assert!(from_response(body.as_bytes()).is_empty());
+    }
+
+    /// The rules of this module over `serde_json::Value`: slow, obviously
+    /// right, and independent of the typed reading in `answer`.
+    fn reference(body: &str) -> Seen<'static> {
+        use serde_json::Value;
+        fn text(obj: &Value, key: &str) -> Option<Cow<'static, str>> {
+            obj.get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(|s| Cow::Owned(s.to_owned()))
+        }
+        fn object(obj: &Value, is_task: bool, seen: &mut Seen<'static>) {
+            let task = text(obj, if is_task { "id" } else { "taskId" });
+            let state = obj
+                .get("status")
+                .and_then(|s| s.get("state"))
+                .and_then(Value::as_str);
+            if let (Some(task), Some(state)) = (&task, state) {
+                seen.states.push((task.clone(), state_label(state)));
+            }
+            if let (true, Some(id)) = (is_task, task) {
+                push(&mut seen.tasks, id);
+            }
+            if let Some(id) = text(obj, "taskId") {
+                push(&mut seen.tasks, id);
+            }
+            for key in ["contextId", "sessionId"] {
+                if let Some(id) = text(obj, key) {
+                    push(&mut seen.contexts, id);
+                }
+            }
+        }
+        let mut seen = Seen::default();
+        let Ok(v) = serde_json::from_str::<Value>(body) else {
+            return seen;
+        };
+        let Some(result) = v.get("result") else {
+            seen.kinds.push(if v.get("error").is_some() {
+                "error"
+            } else {
+                "other"
+            });
+            return seen;
+        };
+        let wrapped = |k: &str| result.get(k).is_some_and(Value::is_object);
+        let kind = result.get("kind").and_then(Value::as_str);
+        seen.kinds.push(match kind {
+            Some("status-update") => "status",
+            Some("artifact-update") => "artifact",
+            Some("task") => "task",
+            Some("message") => "message",
+            _ if wrapped("statusUpdate") => "status",
+            _ if wrapped("artifactUpdate") => "artifact",
+            _ if wrapped("task") => "task",
+            _ if wrapped("message") => "message",
+            _ if result.get("artifact").is_some() => "artifact",
+            _ if result.get("status").is_some() => "status",
+            _ => "other",
+        });
+        if !result.is_object() {
+            return seen;
+        }
+        for w in ["task", "message", "statusUpdate", "artifactUpdate"] {
+            if let Some(inner) = result.get(w).filter(|v| v.is_object()) {
+                object(inner, w == "task", &mut seen);
+            }
+        }
+        if let Some(Value::Array(tasks)) = result.get("tasks") {
+            for t in tasks.iter().filter(|t| t.is_object()) {
+                object(t, true, &mut seen);
+            }
+        }
+        let is_task = kind == Some("task")
+            || (result.get("id").is_some()
+                && (result.get("status").is_some() || result.get("artifact").is_some()));
+        object(result, is_task, &mut seen);
+        seen
+    }
+
+    /// JSON text from a tree whose objects may repeat a member name.
+    #[derive(Debug, Clone)]
+    enum J {
+        Str(&'static str),
+        Num(i64),
+        Null,
+        Arr(Vec<J>),
+        Obj(Vec<(&'static str, J)>),
+    }
+
+    impl J {
+        fn render(&self, out: &mut String) {
+            match self {
+                J::Str(s) => out.push_str(&serde_json::to_string(s).unwrap()),
+                J::Num(n) => out.push_str(&n.to_string()),
+                J::Null => out.push_str("null"),
+                J::Arr(items) => {
+                    out.push('[');
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        item.render(out);
+                    }
+                    out.push(']');
+                }
+                J::Obj(members) => {
+                    out.push('{');
+                    for (i, (k, v)) in members.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&format!("\"{k}\":"));
+                        v.render(out);
+                    }
+                    out.push('}');
+                }
+            }
+        }
+    }
+
+    fn answers() -> impl proptest::strategy::Strategy<Value = J> {
+        use proptest::prelude::*;
+        const NAMES: [&str; 17] = [
+            "result",
+            "error",
+            "kind",
+            "task",
+            "tasks",
+            "message",
+            "statusUpdate",
+            "artifactUpdate",
+            "artifact",
+            "status",
+            "state",
+            "id",
+            "taskId",
+            "contextId",
+            "sessionId",
+            "parts",
+            "x",
+        ];
+        const TEXTS: [&str; 13] = [
+            "",
+            "t1",
+            "t2",
+            "c1",
+            "task",
+            "message",
+            "status-update",
+            "artifact-update",
+            "working",
+            "TASK_STATE_COMPLETED",
+            "paused",
+            "t\u{e9}",
+            "t\"1",
+        ];
+        let leaf = prop_oneof![
+            proptest::sample::select(TEXTS.to_vec()).prop_map(J::Str),
+            (-2i64..3).prop_map(J::Num),
+            Just(J::Null),
+        ];
+        let any = leaf.prop_recursive(6, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(J::Arr),
+                proptest::collection::vec((proptest::sample::select(NAMES.to_vec()), inner), 0..6)
+                    .prop_map(J::Obj),
+            ]
+        });
+        // Mostly `{"result": …}` or `{"error": …}`, the answers that matter.
+        let top = proptest::collection::vec(
+            (
+                proptest::sample::select(vec!["result", "result", "error", "id"]),
+                any.clone(),
+            ),
+            1..3,
+        )
+        .prop_map(J::Obj);
+        prop_oneof![1 => any, 4 => top]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        #[test]
+        fn reads_answers_as_the_value_based_reference_does(answer in answers()) {
+            let mut text = String::new();
+            answer.render(&mut text);
+            let want = reference(&text);
+            let got = from_response(text.as_bytes());
+            proptest::prop_assert_eq!(&got, &want, "{}", text);
+            // And as one SSE event.
+            let event = format!("data: {text}\n\n");
+            proptest::prop_assert_eq!(from_events(event.as_bytes()), want, "{}", text);
+        }
     }
 }

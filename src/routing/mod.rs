@@ -14,6 +14,7 @@
 //!    otherwise an error listing the routable skills.
 
 pub mod affinity;
+mod answer;
 pub mod learn;
 pub mod matcher;
 pub mod probe;
