@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::request::Parts;
 use http::{header, HeaderMap, Request, Response, Version};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
@@ -17,7 +17,7 @@ use crate::a2a::{jsonrpc, methods, one_pass, Family, Method};
 use crate::access::{Logged, Record};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
-use crate::body::Body;
+use crate::body::{Body, ReadError};
 use crate::card::extended;
 use crate::config::Limits;
 use crate::error::GatewayError;
@@ -218,19 +218,27 @@ async fn forward(
     record.rule = rule;
     authorize(state, call, &route, &owner)?;
     // Keyed by who is calling: the verified identity, else the client's
-    // address (behind a trusted proxy, the one it reports).
-    let caller_key = match call.identity {
+    // address (behind a trusted proxy, the one it reports). Made only when
+    // a limit asks: most calls meet no per-caller limit.
+    let caller_key = || match call.identity {
         Some(who) => format!("id:{}", who.subject),
-        None => format!("ip:{}", record.client.unwrap_or(origin.peer.ip())),
+        None => {
+            let mut key = String::with_capacity(24);
+            key.push_str("ip:");
+            headers::push_ip(&mut key, record.client.unwrap_or(origin.peer.ip()));
+            key
+        }
     };
-    state
-        .rate
-        .check(&caller_key, &owner, route.skill.as_deref())
-        .map_err(GatewayError::RateLimited)?;
+    if state.rate.is_configured() {
+        state
+            .rate
+            .check(&caller_key(), &owner, route.skill.as_deref())
+            .map_err(GatewayError::RateLimited)?;
+    }
     // Streams are bounded per caller and in total; every call by the
     // upstream's in-flight limit (a short queue, then shed).
     let stream = match method.family.streams() {
-        true => Some(state.streams.try_open(&caller_key)?),
+        true => Some(state.streams.try_open(&caller_key())?),
         false => None,
     };
     let slot = state.in_flight[route.upstream].acquire().await?;
@@ -483,14 +491,12 @@ async fn read_body(
     if declared.is_some_and(|len| len > max as u64) {
         return Err(GatewayError::PayloadTooLarge { limit: max });
     }
-    let read = Limited::new(body, max).collect();
+    let read = crate::body::read_to_limit(body, max);
     match tokio::time::timeout(limits.body_read_timeout, read).await {
         Err(_) => Err(GatewayError::BodyTimeout(limits.body_read_timeout)),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(GatewayError::PayloadTooLarge { limit: max })
-        }
-        Ok(Err(e)) => Err(GatewayError::BodyRead(e.to_string())),
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(ReadError::TooLarge)) => Err(GatewayError::PayloadTooLarge { limit: max }),
+        Ok(Err(ReadError::Body(e))) => Err(GatewayError::BodyRead(e.to_string())),
     }
 }
 

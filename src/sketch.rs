@@ -224,6 +224,14 @@ impl<'de> Visitor<'de> for Reading {
 /// own `Cow<str>` always copies: one allocation per member read.)
 struct Name<'de>(Cow<'de, str>);
 
+/// A string member, borrowed as [`Name`] is (`serde(deserialize_with)`;
+/// `serde(borrow)` does not reach a `Cow` inside an `Option`).
+pub(crate) fn borrowed_str<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'de, str>>, D::Error> {
+    Name::deserialize(d).map(|name| Some(name.0))
+}
+
 impl<'de> Deserialize<'de> for Name<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_str(NameVisitor)

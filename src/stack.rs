@@ -52,15 +52,26 @@ pub fn proxy(shared: Shared) -> HttpService {
             Box::pin(async move { Ok(crate::dispatch::dispatch(state, request).await) });
         handled
     });
-    let stack = ServiceBuilder::new()
-        // Outermost: credentials are marked before any layer could log them.
-        .layer(SetSensitiveRequestHeadersLayer::new(sensitive))
-        // Take the client's X-Request-Id or make one, before the span opens,
-        // so every log line and the response carry the same id.
-        .layer(SetRequestIdLayer::x_request_id(MakeSequentialId))
-        .layer(PropagateRequestIdLayer::x_request_id())
-        // One span per request (request id, method, path); the access line
-        // itself is written by the JSON-RPC handler when the answer ends.
+    // Inside the span so a panic is logged with its request; it becomes a
+    // 500 JSON-RPC error instead of a dropped connection.
+    let inner = ServiceBuilder::new()
+        .layer(CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                GatewayError::Internal("the gateway failed while handling this request".into())
+                    .into_response(None)
+            },
+        ))
+        .service(handler)
+        .map_response(boxed);
+    // One span per request (request id, method, path), so every line logged
+    // while it is handled names the request; the access line itself is
+    // written by the JSON-RPC handler when the answer ends. Left out when
+    // nothing at info is logged (the level is set once, at start): the span
+    // would be disabled anyway, and the layer still cost every call.
+    if !tracing::span_enabled!(Level::INFO) {
+        return outer(inner, sensitive);
+    }
+    let traced = ServiceBuilder::new()
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|request: &Request<Incoming>| {
@@ -73,15 +84,37 @@ pub fn proxy(shared: Shared) -> HttpService {
                 })
                 .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
         )
-        // Inside the span so a panic is logged with its request; it becomes
-        // a 500 JSON-RPC error instead of a dropped connection.
-        .layer(CatchPanicLayer::custom(|_: Box<dyn std::any::Any + Send>| {
-            GatewayError::Internal("the gateway failed while handling this request".into()).into_response(None)
-        }))
-        .service(handler);
-    stack
-        .map_response(|r| r.map(|b| b.boxed_unsync()))
+        .service(inner)
+        .map_response(boxed);
+    outer(traced, sensitive)
+}
+
+/// The layers every proxy request passes first.
+fn outer<S>(service: S, sensitive: Vec<HeaderName>) -> HttpService
+where
+    S: tower::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    ServiceBuilder::new()
+        // Outermost: credentials are marked before any layer could log them.
+        .layer(SetSensitiveRequestHeadersLayer::new(sensitive))
+        // Take the client's X-Request-Id or make one, before the span opens,
+        // so every log line and the response carry the same id.
+        .layer(SetRequestIdLayer::x_request_id(MakeSequentialId))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .service(service)
         .boxed_clone()
+}
+
+/// Every layer's body in the one body type.
+fn boxed<B>(response: Response<B>) -> Response<Body>
+where
+    B: http_body::Body<Data = bytes::Bytes, Error = crate::body::BoxError> + Send + 'static,
+{
+    response.map(|b| b.boxed_unsync())
 }
 
 /// The admin listener's service: probes only, no proxy layers.

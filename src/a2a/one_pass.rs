@@ -26,7 +26,7 @@ struct Whole<'a> {
     jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::sketch::borrowed_str")]
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "params::read_member")]
     params: Option<Sketch<'a>>,
@@ -75,7 +75,10 @@ fn read(body: &[u8]) -> Option<Request<'_>> {
     if body.first() != Some(&b'{') {
         return None;
     }
-    let whole: Whole<'_> = serde_json::from_slice(body).ok()?;
+    // One check of the whole body is cheaper than serde_json's check of
+    // each string it reads from bytes (bad UTF-8 takes the two-pass path).
+    let text = std::str::from_utf8(body).ok()?;
+    let whole: Whole<'_> = serde_json::from_str(text).ok()?;
     if whole.jsonrpc?.get() != "\"2.0\"" {
         return None;
     }

@@ -469,6 +469,11 @@ impl RateLimits {
         take(&self.applicable(upstream, skill, per_caller.zip(limiter.as_deref())))
     }
 
+    /// Whether any rate limit applies at all (else `check` always passes).
+    pub fn is_configured(&self) -> bool {
+        !self.none_configured()
+    }
+
     /// No `[rate_limits]` at all: every call passes without a look.
     fn none_configured(&self) -> bool {
         self.global.is_none()
