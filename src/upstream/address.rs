@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use http::request::Parts;
-use http::{Request, Uri};
+use http::{header, HeaderValue, Request, Uri, Version};
 use http_body_util::Full;
 
 /// Marks a request built by [`super::Upstream::rpc_request_as`]: `send` addresses
@@ -24,12 +24,22 @@ pub enum Addressing {
 }
 
 /// The request for one replica: the same head and body, addressed to it.
+/// `host` is the replica's [`host_header`]: set here, hyper-util would
+/// format it anew for every HTTP/1.1 call.
 pub fn readdress(
     mut parts: Parts,
     body: &Bytes,
     how: &Addressing,
     replica: &Uri,
+    host: Option<&HeaderValue>,
 ) -> Request<Full<Bytes>> {
+    if let (Some(host), true) = (host, parts.version != Version::HTTP_2) {
+        // A `Host` from the upstream's configured headers stays.
+        parts
+            .headers
+            .entry(header::HOST)
+            .or_insert_with(|| host.clone());
+    }
     parts.uri = match how {
         Addressing::Endpoint(query) => endpoint_target(replica, query.as_deref()),
         Addressing::Origin => {
@@ -38,6 +48,18 @@ pub fn readdress(
         }
     };
     Request::from_parts(parts, Full::new(body.clone()))
+}
+
+/// The `Host` header for calls to `url`, as hyper-util's client would write
+/// it: the host, and the port unless it is the scheme's default.
+pub fn host_header(url: &Uri) -> Option<HeaderValue> {
+    let host = url.host()?;
+    let secure = matches!(url.scheme_str(), Some("https" | "wss"));
+    let value = match (url.port_u16(), secure) {
+        (Some(443), true) | (Some(80), false) | (None, _) => HeaderValue::from_str(host),
+        (Some(port), _) => HeaderValue::from_str(&format!("{host}:{port}")),
+    };
+    value.ok()
 }
 
 /// A replica's JSON-RPC endpoint with the client's query appended to its own.
@@ -79,10 +101,16 @@ mod tests {
         let how = Addressing::Endpoint(Some("key=1".into()));
         let body = Bytes::from_static(b"{}");
         let replica: Uri = "http://10.0.0.2:9002/rpc?v=2".parse().unwrap();
-        let request = readdress(head.clone(), &body, &how, &replica);
+        let request = readdress(head.clone(), &body, &how, &replica, None);
         assert_eq!(request.uri(), "http://10.0.0.2:9002/rpc?v=2&key=1");
         let bare: Uri = "http://10.0.0.3:9003".parse().unwrap();
-        let request = readdress(head.clone(), &body, &Addressing::Endpoint(None), &bare);
+        let request = readdress(
+            head.clone(),
+            &body,
+            &Addressing::Endpoint(None),
+            &bare,
+            None,
+        );
         assert_eq!(request.uri(), "http://10.0.0.3:9003/");
     }
 
@@ -90,10 +118,58 @@ mod tests {
     fn an_origin_request_keeps_its_path_on_the_replica() {
         let head = parts("http://10.0.0.1:9001/.well-known/agent-card.json?x=1");
         let replica: Uri = "http://10.0.0.2:9002/rpc".parse().unwrap();
-        let request = readdress(head.clone(), &Bytes::new(), &Addressing::Origin, &replica);
+        let request = readdress(
+            head.clone(),
+            &Bytes::new(),
+            &Addressing::Origin,
+            &replica,
+            None,
+        );
         assert_eq!(
             request.uri(),
             "http://10.0.0.2:9002/.well-known/agent-card.json?x=1"
         );
+    }
+
+    #[test]
+    fn the_host_header_is_what_hyper_util_would_write() {
+        for (url, host) in [
+            ("http://10.0.0.2:9002/rpc", Some("10.0.0.2:9002")),
+            ("http://agent.local/rpc", Some("agent.local")),
+            ("http://agent.local:80/rpc", Some("agent.local")),
+            ("https://agent.local:443/", Some("agent.local")),
+            ("https://agent.local:80/", Some("agent.local:80")),
+            ("http://agent.local:443/", Some("agent.local:443")),
+            ("http://[::1]:8080/", Some("[::1]:8080")),
+            ("http://user:pw@agent.local:81/", Some("agent.local:81")),
+            ("/relative", None),
+        ] {
+            let uri: Uri = url.parse().unwrap();
+            assert_eq!(
+                host_header(&uri).as_ref().map(|v| v.to_str().unwrap()),
+                host,
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_configured_host_stays_and_http2_gets_none() {
+        let replica: Uri = "http://10.0.0.2:9002/rpc".parse().unwrap();
+        let host = host_header(&replica);
+        let body = Bytes::new();
+        let how = Addressing::Endpoint(None);
+        let plain = readdress(parts("/"), &body, &how, &replica, host.as_ref());
+        assert_eq!(plain.headers()[header::HOST], "10.0.0.2:9002");
+        let mut configured = parts("/");
+        configured
+            .headers
+            .insert(header::HOST, HeaderValue::from_static("virtual.example"));
+        let kept = readdress(configured, &body, &how, &replica, host.as_ref());
+        assert_eq!(kept.headers()[header::HOST], "virtual.example");
+        let mut h2 = parts("/");
+        h2.version = Version::HTTP_2;
+        let h2 = readdress(h2, &body, &how, &replica, host.as_ref());
+        assert!(h2.headers().get(header::HOST).is_none());
     }
 }

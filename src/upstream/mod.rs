@@ -273,12 +273,13 @@ impl Upstream {
         how: Addressing,
         deadline: tokio::time::Instant,
     ) -> Result<Response<Incoming>, GatewayError> {
-        let (parts, body) = request.into_parts();
-        // `Full` holds the bytes; collecting it is immediate and lets every
-        // attempt get its own copy of the body.
-        let body = match body.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(never) => match never {},
+        let (parts, mut body) = request.into_parts();
+        // `Full` holds the bytes and gives them up at once; every attempt
+        // gets its own handle on them.
+        let body = match body.frame().await {
+            Some(Ok(frame)) => frame.into_data().unwrap_or_default(),
+            Some(Err(never)) => match never {},
+            None => Bytes::new(),
         };
         let mut tried = vec![false; self.replicas.len()];
         let mut last = None;
@@ -291,7 +292,7 @@ impl Upstream {
                 false => parts.clone(),
             };
             let Some(head) = head else { break };
-            let request = readdress(head, &body, &how, attempt.endpoint());
+            let request = readdress(head, &body, &how, attempt.endpoint(), attempt.host());
             match self.try_replica(attempt, request, deadline).await {
                 Ok(response) => return Ok(response),
                 Err(f) if f.maybe_delivered => return Err(f.error),

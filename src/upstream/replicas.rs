@@ -24,6 +24,8 @@ pub struct ReplicaHealth {
 pub struct Replica {
     /// Its JSON-RPC endpoint as configured.
     pub endpoint: Uri,
+    /// The `Host` an HTTP/1.1 call to it carries, made once.
+    host: Option<http::HeaderValue>,
     /// Calls waiting for response headers; a streamed body that is still
     /// flowing no longer counts (the client cannot see body ends cheaply,
     /// and headers are where an overloaded agent shows its queue).
@@ -62,6 +64,7 @@ impl Replicas {
             .iter()
             .map(|endpoint| Replica {
                 endpoint: endpoint.clone(),
+                host: super::address::host_header(endpoint),
                 outstanding: AtomicUsize::new(0),
                 breaker: Mutex::new(Breaker::new(cfg.breaker.failures, cfg.breaker.open_for)),
             })
@@ -193,6 +196,10 @@ impl Attempt<'_> {
 
     pub fn endpoint(&self) -> &Uri {
         &self.replica.endpoint
+    }
+
+    pub fn host(&self) -> Option<&http::HeaderValue> {
+        self.replica.host.as_ref()
     }
 
     /// Records the outcome; returns the breaker's new state when it changed
