@@ -486,6 +486,50 @@ if idle:
               + (f" {r.get('rss_later_kb', r['rss_after_kb']) / 1024:.1f} MiB |" if later_s else ""))
     w("")
 
+# ------------------------------------------------------------------ floor
+FLOOR = ["gateway", "hyper-floor", "nginx"]
+floor_rows = [r for r in rows if r.get("phase") == "floor_sat"]
+instr = {t: find("instructions", "send1k", "h1", t) for t in ["gateway", "hyper-floor"]}
+if floor_rows or any(instr.values()):
+    w("## The HTTP stack's floor: the gateway beside a bare hyper proxy")
+    w("")
+    w("*hyper-floor* (`bench/hyper_floor.rs`) is a reverse proxy built on the gateway's own "
+      "HTTP libraries (hyper-util's server and legacy client, tokio) that does nothing but "
+      "forward. What it costs over direct is the HTTP stack's price; what the gateway costs "
+      "over it is the gateway's own work (JSON-RPC validation, routing, reading answers for "
+      "affinity and metrics, headers, limits, metrics, logging). The three proxies take turns "
+      "on the same upstream, after the workloads above, with the same load generators.")
+    w("")
+    if floor_rows:
+        w("| | gateway | hyper-floor | nginx | gateway/hyper-floor | hyper-floor/nginx |")
+        w("|---|---:|---:|---:|---:|---:|")
+        for wl, wname in WORKLOADS.items():
+            for proto, pname in PROTOS.items():
+                sat = {t: find("floor_sat", wl, proto, t) for t in FLOOR}
+                if not any(sat.values()):
+                    continue
+                rps = {t: get(sat[t], "rps") for t in FLOOR}
+                cpu = {t: sat[t]["cpu_s"] / sat[t]["requests"] * 10_000
+                       for t in FLOOR if sat[t] and sat[t].get("requests")}
+                w(compared_row(f"{wname}, {pname}: saturation throughput (req/s)", rps, fmt_int,
+                               FLOOR, "gateway", ["hyper-floor"])[:-2]
+                  + f" | {ratio(rps.get('hyper-floor'), rps.get('nginx'))} |")
+                w(compared_row(f"{wname}, {pname}: CPU seconds per 10k requests", cpu,
+                               lambda v: fmt_f(v, 3), FLOOR, "gateway", ["hyper-floor"])[:-2]
+                  + f" | {ratio(cpu.get('hyper-floor'), cpu.get('nginx'))} |")
+        w("")
+    if all(instr.values()):
+        per = {t: instr[t]["instructions"] / instr[t]["calls"] for t in instr}
+        w(f"**User-space instructions per call** (callgrind, {instr['gateway']['calls']:,} calls of "
+          "`message/send` 1 KiB over HTTP/1.1 after a warm-up, 4 connections; the kernel's "
+          "socket work is not counted, and is the same for both: the same system calls per "
+          "call): gateway "
+          f"{per['gateway']:,.0f}, hyper-floor {per['hyper-floor']:,.0f} "
+          f"({ratio(per['gateway'], per['hyper-floor'])}). A count, not a time: it does not move "
+          "with the machine's load. The top functions are in "
+          f"`{os.path.relpath(out)}/callgrind-*-inclusive.txt`.")
+        w("")
+
 # ------------------------------------------------------------------ soak
 if samples:
     w("## Soak: `message/send` 1 KiB through the gateway")

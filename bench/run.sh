@@ -119,13 +119,14 @@ BASE=${BENCH_PORT_BASE:-}
 if [ -z "$BASE" ]; then
   for b in $(seq 20000 100 21900); do
     ok=1
-    for p in $(seq "$b" $((b + 5 + FLEET_N))); do port_free "$p" || ok=0; done
+    for p in $(seq "$b" $((b + 6 + FLEET_N))); do port_free "$p" || ok=0; done
     if [ $ok = 1 ]; then BASE=$b; break; fi
   done
 fi
 [ -n "$BASE" ] || { echo "no free port range found" >&2; exit 1; }
 UPORT=$BASE; GPORT=$((BASE + 1)); GADMIN=$((BASE + 2)); NH1=$((BASE + 3)); NH2=$((BASE + 4))
 NTLS=$((BASE + 5)); FPORT=$((BASE + 6))   # the fleet: FPORT … FPORT+FLEET_N-1
+FLPORT=$((BASE + 6 + FLEET_N))               # hyper-floor
 
 wait_http() { # URL SECONDS: until it answers 2xx
   local deadline=$(($(date +%s) + $2))
@@ -137,7 +138,7 @@ wait_http() { # URL SECONDS: until it answers 2xx
 }
 
 # ---------------------------------------------------------------- tools
-if [ "$MODE" = full ]; then want=(wrk h2load nginx); else want=(wrk h2load); fi
+if [ "$MODE" = full ]; then want=(wrk h2load nginx valgrind); else want=(wrk h2load); fi
 [ "$MODE" = profile ] && want=(valgrind wrk)
 missing=()
 for t in "${want[@]}"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
@@ -164,14 +165,15 @@ if [ "$MODE" = profile ] && ! have valgrind && ! have perf; then echo "--profile
 # ---------------------------------------------------------------- build
 say "build ($MODE)"
 if [ "$MODE" = smoke ]; then
-  cargo build --quiet --bin a2a-gateway --example bench-upstream
+  cargo build --quiet --bin a2a-gateway --example bench-upstream --example bench-hyper-floor
   BIN=target/debug
 else
-  cargo build --quiet --release --bin a2a-gateway --example bench-upstream
+  cargo build --quiet --release --bin a2a-gateway --example bench-upstream --example bench-hyper-floor
   BIN=target/release
 fi
 GW=$BIN/a2a-gateway
 UP=$BIN/examples/bench-upstream
+FLOOR=$BIN/examples/bench-hyper-floor
 note "gateway: $GW, upstream + clients: $UP"
 
 # ---------------------------------------------------------------- bodies
@@ -257,6 +259,13 @@ start_nginx() {
   NGX_PID=$!; PIDS+=("$NGX_PID")
   wait_http "http://127.0.0.1:$NH1/.well-known/agent-card.json" 20 || { echo "nginx did not start (see $prefix/error.log)" >&2; exit 1; }
 }
+FLOOR_PID=""
+start_floor() { # [wrapper...]: e.g. valgrind
+  "$@" "$FLOOR" "$FLPORT" "127.0.0.1:$UPORT" 2>>"$OUT/logs/floor.log" &
+  FLOOR_PID=$!; PIDS+=("$FLOOR_PID")
+  wait_http "http://127.0.0.1:$FLPORT/.well-known/agent-card.json" 120 || { echo "hyper-floor did not start" >&2; exit 1; }
+}
+stop_floor() { [ -n "$FLOOR_PID" ] && stop_pid "$FLOOR_PID"; FLOOR_PID=""; }
 stop_upstream() { [ -n "$UP_PID" ] && stop_pid "$UP_PID"; UP_PID=""; }
 stop_gateway() { [ -n "$GW_PID" ] && stop_pid "$GW_PID"; GW_PID=""; }
 stop_nginx() { [ -n "$NGX_PID" ] && stop_pid "$NGX_PID"; NGX_PID=""; }
@@ -268,6 +277,7 @@ pids_of() { # target: the PIDs whose CPU and memory are the target's own
     direct) echo "$UP_PID" ;;
     gateway | gateway-h2c | gateway-tls | gateway-fleet) echo "$GW_PID" ;;
     direct-fleet) echo "$FLEET_PID" ;;
+    hyper-floor) echo "$FLOOR_PID" ;;
     nginx | nginx-tls) echo "$NGX_PID $(pgrep -P "$NGX_PID" | tr '\n' ' ')" ;;
   esac
 }
@@ -294,6 +304,7 @@ url_of() { # target proto
     direct/*) echo "http://127.0.0.1:$UPORT/" ;;
     gateway/* | gateway-h2c/* | gateway-fleet/*) echo "http://127.0.0.1:$GPORT/" ;;
     direct-fleet/*) echo "http://127.0.0.1:$FPORT/" ;;   # the translate agent
+    hyper-floor/*) echo "http://127.0.0.1:$FLPORT/" ;;
     nginx/h1) echo "http://127.0.0.1:$NH1/" ;;
     nginx/h2) echo "http://127.0.0.1:$NH2/" ;;
     gateway-tls/*) echo "https://127.0.0.1:$GPORT/" ;;
@@ -532,7 +543,7 @@ saturate() { # workload proto target
   fi
   c1=$(cpu_ticks "${pids[@]}"); u1=$(cpu_ticks "$up_pid")
   hwm=$(status_kb VmHWM "${pids[@]}")
-  record sat "$w" "$proto" "$target" "$line" \
+  record "${SAT_PHASE:-sat}" "$w" "$proto" "$target" "$line" \
     "\"rps\":$(awk -v r="$requests" -v s="$secs" 'BEGIN {printf "%.1f", (s > 0 ? r / s : 0)}'),\"errors\":$errors,\"cpu_s\":$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"upstream_cpu_s\":$(awk -v t=$((u1 - u0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"hwm_kb\":$hwm"
   [ "$errors" = 0 ] && [ "${requests:-0}" -gt 0 ] || fail "saturation $w $proto $target: $requests requests, $errors errors"
   note "saturation $w $proto $target: $(awk -v r="$requests" -v s="$secs" 'BEGIN {printf "%.0f", (s > 0 ? r / s : 0)}') req/s, $errors errors"
@@ -599,6 +610,23 @@ for proto in h1 h2; do
   for target in "${TARGETS[@]}"; do sse_run sse_tput "$proto" "$target" "$SSE_TPUT" "$SSE_CONNS"; done
 done
 
+# ---------------------------------------------------------------- the HTTP stack's floor
+# hyper-floor (bench/hyper_floor.rs): a bare reverse proxy on the gateway's
+# own HTTP libraries (hyper-util's server and legacy client on tokio) and
+# nothing else. What separates it from direct is the HTTP stack; what
+# separates the gateway from it is the gateway's own work. Saturation beside
+# the gateway and nginx (taking turns), then user-space instructions per call
+# under callgrind: a count, not a time, so it does not move with the
+# machine's load as every other figure here does.
+say "the HTTP stack's floor: hyper-floor beside the gateway"
+start_floor
+FLOOR_TARGETS=(gateway hyper-floor); [ -n "$NGX_PID" ] && FLOOR_TARGETS+=(nginx)
+for w in $([ "$MODE" = full ] && echo "send1k get" || echo send1k); do
+  for proto in h1 h2; do
+    for target in "${FLOOR_TARGETS[@]}"; do SAT_PHASE=floor_sat saturate "$w" "$proto" "$target"; done
+  done
+done
+stop_floor
 # ---------------------------------------------------------------- soak
 # wrk in 20 s rounds until 1,000,000 requests have been answered (at most
 # SOAK_MAX_SECS), while RSS and open files are sampled every 5 s.
@@ -701,6 +729,41 @@ if [ $FAILURES = 0 ]; then
       for target in "${SECURE[@]}"; do fixed_rate send1k "$proto" "$target" "$rate"; done
     done
   done
+fi
+
+# ---------------------------------------------------------------- instructions per call
+# Last, so the soak above ran in the gateway that served every workload.
+CG_CALLS=$([ "$MODE" = full ] && echo 3000 || echo 100)
+instructions() { # target: user-space instructions per send1k call (HTTP/1.1, 4 connections)
+  local target=$1 pid out=$OUT/callgrind-$1.out u
+  STOP_WAIT=300
+  if [ "$target" = gateway ]; then
+    start_gateway valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out"; pid=$GW_PID
+  else
+    start_floor valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out"; pid=$FLOOR_PID
+  fi
+  u=$(url_of "$target" h1)
+  # Warm-up uncounted: connections, pools and lazily built state.
+  "$UP" rate --url "$u" --body "$OUT/send1k.json" --rate 100 --secs 1 --conns 4 >/dev/null 2>&1 || true
+  callgrind_control -i on "$pid" >/dev/null 2>&1 || { fail "callgrind_control could not reach $target"; return 0; }
+  h2load --h1 -n "$CG_CALLS" -c 4 -t 1 -d "$OUT/send1k.json" -H 'content-type: application/json' "$u" \
+    >"$OUT/logs/h2load-callgrind-$target.txt" 2>&1 || true
+  callgrind_control -i off "$pid" >/dev/null 2>&1 || true
+  if [ "$target" = gateway ]; then stop_gateway; else stop_floor; fi
+  STOP_WAIT=50
+  local done total
+  done=$(awk '/^status codes:/ {print $3}' "$OUT/logs/h2load-callgrind-$target.txt")
+  total=$(awk '/^totals:/ {print $2}' "$out" 2>/dev/null)
+  [ "${done:-0}" = "$CG_CALLS" ] && [ -n "$total" ] || { fail "callgrind $target: ${done:-0} of $CG_CALLS calls answered 2xx"; return 0; }
+  callgrind_annotate --inclusive=yes "$out" 2>/dev/null | head -80 >"$OUT/callgrind-$target-inclusive.txt" || true
+  echo "{\"phase\":\"instructions\",\"workload\":\"send1k\",\"proto\":\"h1\",\"target\":\"$target\",\"calls\":$CG_CALLS,\"instructions\":$total}" >>"$RESULTS"
+  note "callgrind $target: $((total / CG_CALLS)) instructions per call ($OUT/callgrind-$target-inclusive.txt)"
+}
+if have valgrind && have callgrind_control && have h2load; then
+  say "instructions per call (callgrind, $CG_CALLS calls of message/send 1 KiB)"
+  stop_gateway
+  GW_CONFIG=bench/gateway.toml
+  for target in gateway hyper-floor; do instructions "$target"; done
 fi
 
 # ---------------------------------------------------------------- report
