@@ -85,8 +85,8 @@ mod tests {
         let up: Arc<str> = Arc::from("b");
         a.learn(
             &Seen {
-                tasks: vec!["t".into()],
-                contexts: vec!["c".into()],
+                tasks: smallvec::smallvec!["t".into()],
+                contexts: smallvec::smallvec!["c".into()],
                 ..Default::default()
             },
             &up,
