@@ -24,6 +24,17 @@ WORKLOADS = {
 PROTOS = {"h1": "HTTP/1.1", "h2": "HTTP/2 (h2c)"}
 
 
+def steal_share(ticks):
+    """Steal time as a share of all CPU time, over the run and in the worst
+    interval, from cumulative (steal, total) tick pairs; None without two."""
+    if len(ticks) < 2 or ticks[-1][1] <= ticks[0][1]:
+        return None
+    whole = 100.0 * (ticks[-1][0] - ticks[0][0]) / (ticks[-1][1] - ticks[0][1])
+    worst = max((100.0 * (b[0] - a[0]) / (b[1] - a[1])
+                 for a, b in zip(ticks, ticks[1:]) if b[1] > a[1]), default=0.0)
+    return whole, worst
+
+
 def find(phase, workload=None, proto=None, target=None, **extra):
     for r in rows:
         if r.get("phase") != phase:
@@ -122,7 +133,8 @@ if os.path.exists(os.path.join(out, "busy.txt")):
         parts = l.split()
         if len(parts) >= 2:
             busy_samples.append((float(parts[0]), int(parts[1]),
-                                 int(parts[2]) if len(parts) > 2 else None))
+                                 int(parts[2]) if len(parts) > 2 else None,
+                                 (int(parts[3]), int(parts[4])) if len(parts) > 4 else None))
 if busy_samples:
     with_compilers = sum(1 for s in busy_samples if s[1] > 0)
     sampled = all(s[2] is not None for s in busy_samples)
@@ -131,6 +143,11 @@ if busy_samples:
       f"{len(busy_samples)} samples; gateways or load generators not started by this run in "
       f"{with_others}; 1-min load average {min(s[0] for s in busy_samples):.2f}–"
       f"{max(s[0] for s in busy_samples):.2f} |")
+    steal = steal_share([s[3] for s in busy_samples if s[3] is not None])
+    if steal is not None:
+        whole, worst = steal
+        w(f"| CPU time the host gave to other guests (steal, /proc/stat) | {whole:.1f} % over "
+          f"the run; {worst:.1f} % in the worst 5 s |")
 w("")
 busy = (str(meta["busy_before"]) != "0" or str(meta.get("busy_after", "0")) != "0"
         or any(s[1] > 0 or (s[2] or 0) > 0 for s in busy_samples))
@@ -139,6 +156,13 @@ if busy:
       "running on this 2-core machine during the run. Absolute numbers are therefore lower, and "
       "tail latencies (p99, p99.9) noisier, than on an idle machine. The three targets were "
       "measured back to back for each workload, so the ratios are the more reliable figures.")
+    w("")
+steal = steal_share([s[3] for s in busy_samples if s[3] is not None])
+if steal is not None and steal[0] >= 3.0:
+    w(f"**Note:** the host gave {steal[0]:.1f} % of this VM's CPU time to other guests "
+      "during the run (steal time). It slows every target, unevenly from one moment to the "
+      "next: compare the targets within one workload, and the instruction counts (which steal "
+      "does not change), rather than absolute figures across runs.")
     w("")
 
 w("## How it was measured")

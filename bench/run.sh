@@ -429,7 +429,10 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
         }
         print n + 0
       }')
-    echo "$(cut -d' ' -f1 /proc/loadavg) $(ps -eo comm= | grep -cE "$BUSY_RE" || true) $others"
+    # The last two: the CPUs' steal and total ticks so far (/proc/stat): on a
+    # shared VM, time the host gave to other guests slows every target alike.
+    echo "$(cut -d' ' -f1 /proc/loadavg) $(ps -eo comm= | grep -cE "$BUSY_RE" || true) $others" \
+      "$(awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat)"
     sleep 5
   done ) >"$OUT/busy.txt" 2>/dev/null &
 PIDS+=("$!")
