@@ -222,7 +222,7 @@ impl<'de> Visitor<'de> for Reading {
 
 /// A member name, borrowed from the input unless it has escapes. (serde's
 /// own `Cow<str>` always copies: one allocation per member read.)
-struct Name<'de>(Cow<'de, str>);
+pub(crate) struct Name<'de>(pub(crate) Cow<'de, str>);
 
 /// A string member, borrowed as [`Name`] is (`serde(deserialize_with)`;
 /// `serde(borrow)` does not reach a `Cow` inside an `Option`).

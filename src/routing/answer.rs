@@ -14,6 +14,8 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
+use crate::sketch::Name;
+
 /// A whole answer.
 #[derive(Default)]
 pub struct Answer<'a> {
@@ -326,32 +328,5 @@ impl<'de> Visitor<'de> for TasksVisitor {
             }
         }
         Ok(Tasks(Some(tasks)))
-    }
-}
-
-/// A member name, borrowed from the input unless it has escapes.
-struct Name<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(NameVisitor)
-    }
-}
-
-struct NameVisitor;
-
-impl<'de> Visitor<'de> for NameVisitor {
-    type Value = Name<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a member name")
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Name<'de>, E> {
-        Ok(Name(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Name<'de>, E> {
-        Ok(Name(Cow::Owned(v.to_owned())))
     }
 }
