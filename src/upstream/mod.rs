@@ -66,7 +66,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
 use http::request::Parts;
-use http::{Method, Request, Response, StatusCode, Uri, Version};
+use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper_rustls::{FixedServerNameResolver, HttpsConnector, HttpsConnectorBuilder};
@@ -84,6 +84,9 @@ use lanes::Lanes;
 pub use lanes::Lease;
 pub use replicas::ReplicaHealth;
 
+/// Headers the gateway may add to a forwarded call: `X-Forwarded-For`,
+/// `-Proto` and `-Host`, `Host`, and the verified identity.
+const FORWARDING_HEADERS: usize = 5;
 /// How long an idle pooled connection is kept; under typical upstream
 /// keep-alive timeouts so the gateway closes first.
 const POOL_IDLE: Duration = Duration::from_secs(60);
@@ -186,13 +189,21 @@ impl Upstream {
         origin: Origin,
         caller: &Caller<'_>,
     ) -> Request<Full<Bytes>> {
-        let mut headers = client.headers.clone();
-        headers::strip_hop_by_hop(&mut headers);
-        // The gateway already read the body; the upstream must not wait for a
-        // 100-continue that nobody will act on.
-        for name in [header::HOST, header::CONTENT_LENGTH, header::EXPECT] {
-            headers.remove(name);
+        // Copied into a map with room for the headers the gateway adds: a
+        // clone is sized to the client's headers, and grew (a reallocation
+        // and a rehash) at the first forwarding header of every call.
+        let room = client.headers.len() + FORWARDING_HEADERS + self.extra_headers.len();
+        let mut headers = HeaderMap::with_capacity(room);
+        for (name, value) in &client.headers {
+            // The gateway already read the body; the upstream must not wait
+            // for a 100-continue that nobody will act on. `Host` is set for
+            // the replica the call goes to.
+            if name == header::HOST || name == header::CONTENT_LENGTH || name == header::EXPECT {
+                continue;
+            }
+            headers.append(name.clone(), value.clone());
         }
+        headers::strip_hop_by_hop(&mut headers);
         let mut query = client.uri.query().map(str::to_owned);
         if let (Some(consumed), false) = (caller.consumed, self.forward_credentials) {
             consumed.strip_headers(&mut headers);
@@ -386,7 +397,7 @@ impl Upstream {
         request: Request<Full<Bytes>>,
         max_bytes: usize,
         limit: Duration,
-    ) -> Result<(http::StatusCode, http::HeaderMap, Bytes), GatewayError> {
+    ) -> Result<(http::StatusCode, HeaderMap, Bytes), GatewayError> {
         let what = request.uri().path().to_string();
         let run = async {
             let response = self.send(request).await?;
