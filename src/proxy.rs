@@ -252,9 +252,9 @@ async fn forward(
     }
     learn_from_request(state, method, call.params, &owner);
     let upstream = &state.upstreams[route.upstream];
-    let forwarded = upstream.rpc_request_as(parts, bytes, origin, &caller);
+    let forwarded = upstream.rpc_call_as(parts, bytes, origin, &caller);
     let asked = std::time::Instant::now();
-    let response = upstream.send(forwarded).await;
+    let response = upstream.call(forwarded).await;
     state
         .metrics
         .upstream_duration

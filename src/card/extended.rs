@@ -196,13 +196,13 @@ async fn fetch_extended(
         consumed: state.consumed.as_ref(),
         subject: identity.map(|i| i.subject.as_str()),
     };
-    let mut request = upstream.rpc_request_as(
+    let mut call = upstream.rpc_call_as(
         parts,
         Bytes::from(call.to_string()),
         origin.clone(),
         &caller,
     );
-    let h = request.headers_mut();
+    let h = call.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -212,7 +212,7 @@ async fn fetch_extended(
     }
     let limit = state.config.card_refresh.timeout;
     let (status, _, body) = upstream
-        .exchange(request, MAX_CARD_BYTES, limit)
+        .exchange_call(call, MAX_CARD_BYTES, limit)
         .await
         .ok()?;
     let answer: Value = serde_json::from_slice(&body)

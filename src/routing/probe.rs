@@ -51,9 +51,9 @@ pub async fn find_owner(
     // to live across the awaits below, which the compiler cannot prove Send.
     let asks: Vec<_> = candidates.iter().copied().filter_map(|i| {
         let upstream = upstreams.get(i)?;
-        let request = upstream.rpc_request_as(client.parts, body.clone(), client.origin.clone(), client.caller);
+        let call = upstream.rpc_call_as(client.parts, body.clone(), client.origin.clone(), client.caller);
         Some(async move {
-            let answer = upstream.exchange(request, MAX_ANSWER_BYTES, limit).await;
+            let answer = upstream.exchange_call(call, MAX_ANSWER_BYTES, limit).await;
             let owns = matches!(&answer, Ok((status, _, bytes)) if status.is_success() && has_result(bytes));
             tracing::debug!(upstream = %upstream.name, task, owns, "task owner probe");
             owns.then_some(i)

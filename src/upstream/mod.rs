@@ -6,8 +6,8 @@
 //!
 //! **Replicas and balancing.** `urls` lists interchangeable replicas; one
 //! pooled client serves them all (the legacy client pools per authority).
-//! A request is built once, without a replica in mind; [`Upstream::send`]
-//! addresses it to the replica it picks: the one with the fewest calls
+//! A call is built once, without a replica in mind; [`Upstream::call`] (or
+//! [`Upstream::send`], for cards) addresses it to the replica it picks: the one with the fewest calls
 //! awaiting response headers (`least_outstanding`, the default) or the next
 //! in turn (`round_robin`), ties rotating so load spreads. The in-flight count
 //! ends when the response *headers* arrive (or the call fails), not when a
@@ -76,7 +76,8 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use crate::config;
 use crate::error::GatewayError;
-use address::{endpoint_target, origin_target, readdress, Addressing, EndpointCall};
+pub use address::RpcCall;
+use address::{origin_target, readdress, Addressing};
 use replicas::{Attempt, Replicas};
 
 pub use breaker::State as BreakerState;
@@ -139,6 +140,9 @@ pub struct Upstream {
 
 type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
+/// An answer read whole: its status, headers and (bounded) body.
+pub type Exchanged = (StatusCode, HeaderMap, Bytes);
+
 impl Upstream {
     pub fn new(cfg: &config::Upstream) -> Self {
         let mut builder = Client::builder(TokioExecutor::new());
@@ -172,23 +176,17 @@ impl Upstream {
         }
     }
 
-    /// The JSON-RPC call as the upstream will see it: the client's body byte
-    /// for byte, its end-to-end headers, and the gateway's forwarding headers.
-    pub fn rpc_request(&self, client: &Parts, body: Bytes, origin: Origin) -> Request<Full<Bytes>> {
-        self.rpc_request_as(client, body, origin, &Caller::default())
-    }
-
     /// The call as the upstream will see it: the client's body byte for
     /// byte, its end-to-end headers less the credentials the gateway
     /// consumed (unless this upstream is to receive them), the gateway's
     /// forwarding headers, and the verified identity where configured.
-    pub fn rpc_request_as(
+    pub fn rpc_call_as(
         &self,
         client: &Parts,
         body: Bytes,
         origin: Origin,
         caller: &Caller<'_>,
-    ) -> Request<Full<Bytes>> {
+    ) -> RpcCall {
         // Copied into a map with room for the headers the gateway adds: a
         // clone is sized to the client's headers, and grew (a reallocation
         // and a rehash) at the first forwarding header of every call.
@@ -220,15 +218,12 @@ impl Upstream {
         for (name, value) in &self.extra_headers {
             headers.insert(name.clone(), value.clone());
         }
-        let mut request = Request::new(Full::new(body));
-        *request.method_mut() = Method::POST;
-        // Addressed to the preferred replica for anyone who looks; `send`
-        // re-addresses it to the replica it picks.
-        *request.uri_mut() = endpoint_target(&self.preferred_url(), query.as_deref());
-        *request.version_mut() = self.version();
-        *request.headers_mut() = headers;
-        request.extensions_mut().insert(EndpointCall { query });
-        request
+        // No URI yet: `call` addresses each attempt to its replica.
+        let (mut head, ()) = Request::new(()).into_parts();
+        head.method = Method::POST;
+        head.version = self.version();
+        head.headers = headers;
+        RpcCall { head, body, query }
     }
 
     /// The absolute URI of a path on the upstream's origin (cards live
@@ -260,31 +255,28 @@ impl Upstream {
         request
     }
 
-    /// Sends a request and waits for the response head, the whole call
-    /// (failovers included) bounded by the response-header timeout. The body
-    /// is left to the caller to stream. Requests for this upstream (built by
-    /// [`Upstream::rpc_request_as`], or addressed to a replica's origin) are
+    /// Sends a JSON-RPC call to one of the replicas' endpoints and waits for
+    /// the response head, the whole call (failovers included) bounded by the
+    /// response-header timeout. The body is left to the caller to stream.
+    pub async fn call(&self, call: RpcCall) -> Result<Response<Incoming>, GatewayError> {
+        let deadline = tokio::time::Instant::now() + self.response_header_timeout;
+        let RpcCall { head, body, query } = call;
+        let how = Addressing::Endpoint(query);
+        self.send_balanced(head, body, &how, deadline).await
+    }
+
+    /// Sends any other request as [`Upstream::call`] does. One for this
+    /// upstream (origin-relative, or addressed to a replica's origin) is
     /// balanced over the replicas; any other absolute URI is sent as is.
     pub async fn send(
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<Response<Incoming>, GatewayError> {
         let deadline = tokio::time::Instant::now() + self.response_header_timeout;
-        match self.addressing(&request) {
-            Some(how) => self.send_balanced(request, how, deadline).await,
-            None => self.send_direct(request, deadline).await,
+        if !self.is_ours(request.uri()) {
+            return self.send_direct(request, deadline).await;
         }
-    }
-
-    /// Tries replicas in balancing order until one answers, one fails after
-    /// the call may have reached it, or none is left to try.
-    async fn send_balanced(
-        &self,
-        request: Request<Full<Bytes>>,
-        how: Addressing,
-        deadline: tokio::time::Instant,
-    ) -> Result<Response<Incoming>, GatewayError> {
-        let (parts, mut body) = request.into_parts();
+        let (head, mut body) = request.into_parts();
         // `Full` holds the bytes and gives them up at once; every attempt
         // gets its own handle on them.
         let body = match body.frame().await {
@@ -292,6 +284,19 @@ impl Upstream {
             Some(Err(never)) => match never {},
             None => Bytes::new(),
         };
+        self.send_balanced(head, body, &Addressing::Origin, deadline)
+            .await
+    }
+
+    /// Tries replicas in balancing order until one answers, one fails after
+    /// the call may have reached it, or none is left to try.
+    async fn send_balanced(
+        &self,
+        parts: Parts,
+        body: Bytes,
+        how: &Addressing,
+        deadline: tokio::time::Instant,
+    ) -> Result<Response<Incoming>, GatewayError> {
         let mut tried = vec![false; self.replicas.len()];
         let mut last = None;
         let mut parts = Some(parts);
@@ -303,7 +308,7 @@ impl Upstream {
                 false => parts.clone(),
             };
             let Some(head) = head else { break };
-            let request = readdress(head, &body, &how, attempt.endpoint(), attempt.host());
+            let request = readdress(head, &body, how, attempt.endpoint(), attempt.host());
             match self.try_replica(attempt, request, deadline).await {
                 Ok(response) => return Ok(response),
                 Err(f) if f.maybe_delivered => return Err(f.error),
@@ -390,17 +395,42 @@ impl Upstream {
         }
     }
 
-    /// Sends a request and reads a bounded body (cards, probes), the whole
-    /// exchange bounded by the response-header timeout or `limit`.
+    /// Sends a request and reads a bounded body (cards), the whole exchange
+    /// bounded by the response-header timeout or `limit`.
     pub async fn exchange(
         &self,
         request: Request<Full<Bytes>>,
         max_bytes: usize,
         limit: Duration,
-    ) -> Result<(http::StatusCode, HeaderMap, Bytes), GatewayError> {
+    ) -> Result<Exchanged, GatewayError> {
         let what = request.uri().path().to_string();
+        self.bounded(what, self.send(request), max_bytes, limit)
+            .await
+    }
+
+    /// As [`Upstream::exchange`], for a JSON-RPC call (probes, the extended
+    /// card).
+    pub async fn exchange_call(
+        &self,
+        call: RpcCall,
+        max_bytes: usize,
+        limit: Duration,
+    ) -> Result<Exchanged, GatewayError> {
+        let what = self.preferred_url().path().to_string();
+        self.bounded(what, self.call(call), max_bytes, limit).await
+    }
+
+    /// Awaits `sent` and reads at most `max_bytes` of its body, all within
+    /// `limit`; `what` names the target in errors.
+    async fn bounded(
+        &self,
+        what: String,
+        sent: impl std::future::Future<Output = Result<Response<Incoming>, GatewayError>>,
+        max_bytes: usize,
+        limit: Duration,
+    ) -> Result<Exchanged, GatewayError> {
         let run = async {
-            let response = self.send(request).await?;
+            let response = sent.await?;
             let (parts, body) = response.into_parts();
             match Limited::new(body, max_bytes).collect().await {
                 Ok(body) => Ok((parts.status, parts.headers, body.to_bytes())),
@@ -423,21 +453,16 @@ impl Upstream {
         self.card_url.as_ref()
     }
 
-    /// Balanced when built by `rpc_request_as`, origin-relative, or
-    /// addressed to one of the replicas' origins (replicas are
-    /// interchangeable); `None` for any other absolute URI.
-    fn addressing(&self, request: &Request<Full<Bytes>>) -> Option<Addressing> {
-        if let Some(call) = request.extensions().get::<EndpointCall>() {
-            return Some(Addressing::Endpoint(call.query.clone()));
-        }
-        let uri = request.uri();
-        let ours = match uri.authority() {
+    /// Whether a request is for this upstream, and so balanced:
+    /// origin-relative, or addressed to one of the replicas' origins
+    /// (replicas are interchangeable).
+    fn is_ours(&self, uri: &Uri) -> bool {
+        match uri.authority() {
             None => true,
             Some(authority) => self.replicas.iter().any(|r| {
                 r.endpoint.authority() == Some(authority) && r.endpoint.scheme() == uri.scheme()
             }),
-        };
-        ours.then_some(Addressing::Origin)
+        }
     }
 
     fn preferred_url(&self) -> Uri {
