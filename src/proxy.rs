@@ -102,14 +102,14 @@ async fn handle_call(
         Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
     };
     let call = Call {
-        parts: &parts,
+        parts,
         id,
         method,
         params: params.as_ref(),
         identity: identity.as_ref(),
         path_upstream,
     };
-    match forward(state, &call, bytes.clone(), record).await {
+    match forward(state, call, bytes.clone(), record).await {
         Ok(response) => response,
         Err(e) => {
             count_rejection(state, &e);
@@ -165,7 +165,8 @@ struct Permits {
 
 /// A validated call on its way to an upstream.
 struct Call<'a> {
-    parts: &'a Parts,
+    /// The client's head: the forwarded call takes its headers.
+    parts: Parts,
     id: Option<&'a RawValue>,
     method: &'static Method,
     params: Option<&'a Sketch<'a>>,
@@ -175,11 +176,11 @@ struct Call<'a> {
 
 async fn forward(
     state: &Arc<AppState>,
-    call: &Call<'_>,
+    call: Call<'_>,
     bytes: Bytes,
     record: &mut Record,
 ) -> Result<Response<Body>, GatewayError> {
-    let (method, parts) = (call.method, call.parts);
+    let (method, parts) = (call.method, &call.parts);
     state
         .config
         .push_guard
@@ -216,7 +217,7 @@ async fn forward(
     record.upstream = Some(owner.clone());
     record.skill = route.skill.clone();
     record.rule = rule;
-    authorize(state, call, &route, &owner)?;
+    authorize(state, &call, &route, &owner)?;
     // Keyed by who is calling: the verified identity, else the client's
     // address (behind a trusted proxy, the one it reports). Made only when
     // a limit asks: most calls meet no per-caller limit.
@@ -252,7 +253,7 @@ async fn forward(
     }
     learn_from_request(state, method, call.params, &owner);
     let upstream = &state.upstreams[route.upstream];
-    let forwarded = upstream.rpc_call_as(parts, bytes, origin, &caller);
+    let forwarded = upstream.rpc_call_from(call.parts, bytes, origin, &caller);
     let asked = std::time::Instant::now();
     let response = upstream.call(forwarded).await;
     state

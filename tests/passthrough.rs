@@ -157,6 +157,9 @@ async fn end_to_end_headers_pass_hop_by_hop_headers_do_not() {
         ("connection", "x-hop-only"),
         ("x-hop-only", "must not pass"),
         ("x-forwarded-for", "203.0.113.7"),
+        ("x-repeated", "one"),
+        ("x-repeated", "two"),
+        ("expect", "100-continue"),
     ];
     let reply = client::post_json(
         &gw.url(),
@@ -185,6 +188,17 @@ async fn end_to_end_headers_pass_hop_by_hop_headers_do_not() {
         Some(gw.addr().to_string().as_str())
     );
     assert_eq!(seen.header("host"), Some(mock.addr().to_string().as_str()));
+    // The gateway read the body already: the agent must not wait for a
+    // 100-continue nobody will act on.
+    assert_eq!(seen.header("expect"), None);
+    let length = seen.body.len().to_string();
+    assert_eq!(seen.header("content-length"), Some(length.as_str()));
+    let repeated: Vec<_> = seen.headers.get_all("x-repeated").iter().collect();
+    assert_eq!(
+        repeated,
+        ["one", "two"],
+        "a repeated header keeps every value, in order"
+    );
 }
 
 #[tokio::test]

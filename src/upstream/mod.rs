@@ -88,6 +88,15 @@ pub use replicas::ReplicaHealth;
 /// Headers the gateway may add to a forwarded call: `X-Forwarded-For`,
 /// `-Proto` and `-Host`, `Host`, and the verified identity.
 const FORWARDING_HEADERS: usize = 5;
+/// Client headers a forwarded call does not keep. The gateway already read
+/// the body, so the upstream must not wait for a 100-continue that nobody
+/// will act on; `Host` is set for the replica the call goes to.
+const REPLACED: [HeaderName; 3] = [header::HOST, header::CONTENT_LENGTH, header::EXPECT];
+
+fn is_replaced(name: &HeaderName) -> bool {
+    REPLACED.contains(name)
+}
+
 /// How long an idle pooled connection is kept; under typical upstream
 /// keep-alive timeouts so the gateway closes first.
 const POOL_IDLE: Duration = Duration::from_secs(60);
@@ -180,6 +189,8 @@ impl Upstream {
     /// byte, its end-to-end headers less the credentials the gateway
     /// consumed (unless this upstream is to receive them), the gateway's
     /// forwarding headers, and the verified identity where configured.
+    /// The client's head is copied: for probes and the extended card, which
+    /// may call several upstreams or still answer from it.
     pub fn rpc_call_as(
         &self,
         client: &Parts,
@@ -193,16 +204,43 @@ impl Upstream {
         let room = client.headers.len() + FORWARDING_HEADERS + self.extra_headers.len();
         let mut headers = HeaderMap::with_capacity(room);
         for (name, value) in &client.headers {
-            // The gateway already read the body; the upstream must not wait
-            // for a 100-continue that nobody will act on. `Host` is set for
-            // the replica the call goes to.
-            if name == header::HOST || name == header::CONTENT_LENGTH || name == header::EXPECT {
-                continue;
+            if !is_replaced(name) {
+                headers.append(name.clone(), value.clone());
             }
-            headers.append(name.clone(), value.clone());
         }
+        let query = client.uri.query().map(str::to_owned);
+        self.finish_call(headers, query, body, origin, caller)
+    }
+
+    /// As [`Upstream::rpc_call_as`], taking the client's head: its headers
+    /// are edited in place rather than copied into a new map.
+    pub fn rpc_call_from(
+        &self,
+        mut client: Parts,
+        body: Bytes,
+        origin: Origin,
+        caller: &Caller<'_>,
+    ) -> RpcCall {
+        let mut headers = std::mem::take(&mut client.headers);
+        for name in REPLACED {
+            headers.remove(name);
+        }
+        headers.reserve(FORWARDING_HEADERS + self.extra_headers.len());
+        let query = client.uri.query().map(str::to_owned);
+        self.finish_call(headers, query, body, origin, caller)
+    }
+
+    /// The rest of a call, once the client's headers are in `headers` less
+    /// the [`REPLACED`] ones.
+    fn finish_call(
+        &self,
+        mut headers: HeaderMap,
+        mut query: Option<String>,
+        body: Bytes,
+        origin: Origin,
+        caller: &Caller<'_>,
+    ) -> RpcCall {
         headers::strip_hop_by_hop(&mut headers);
-        let mut query = client.uri.query().map(str::to_owned);
         if let (Some(consumed), false) = (caller.consumed, self.forward_credentials) {
             consumed.strip_headers(&mut headers);
             query = consumed.strip_query(query.as_deref());
