@@ -19,10 +19,6 @@ pub struct RpcCall {
 }
 
 impl RpcCall {
-    pub fn headers(&self) -> &HeaderMap {
-        &self.head.headers
-    }
-
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
         &mut self.head.headers
     }

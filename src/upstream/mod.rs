@@ -7,11 +7,12 @@
 //! **Replicas and balancing.** `urls` lists interchangeable replicas; one
 //! pooled client serves them all (the legacy client pools per authority).
 //! A call is built once, without a replica in mind; [`Upstream::call`] (or
-//! [`Upstream::send`], for cards) addresses it to the replica it picks: the one with the fewest calls
-//! awaiting response headers (`least_outstanding`, the default) or the next
-//! in turn (`round_robin`), ties rotating so load spreads. The in-flight count
-//! ends when the response *headers* arrive (or the call fails), not when a
-//! streamed body ends: a long SSE stream does not make its replica look busy.
+//! [`Upstream::send`], for cards) addresses it to the replica it picks: the
+//! one with the fewest calls awaiting response headers (`least_outstanding`,
+//! the default) or the next in turn (`round_robin`), ties rotating so load
+//! spreads. The in-flight count ends when the response *headers* arrive (or
+//! the call fails), not when a streamed body ends: a long SSE stream does not
+//! make its replica look busy.
 //!
 //! **Circuit breaker** (per replica, see [`breaker`]): `breaker.failures`
 //! consecutive failures (refused, reset, timed out, not HTTP, or a 5xx other
