@@ -23,6 +23,7 @@ use bytes::Bytes;
 use http::{Method, StatusCode};
 use serde_json::{json, Value};
 use support::client::{self, Proto, Reply};
+use support::closed_port::ClosedPort;
 use support::gateway::TestGateway;
 use support::mock_agent::{default_card, MockAgent, Mode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -226,11 +227,6 @@ async fn readyz(gw: &TestGateway) -> (StatusCode, Value) {
 }
 
 /// An address nothing listens on any more.
-async fn refused_addr() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    listener.local_addr().expect("addr")
-}
-
 /// A raw HTTP/1.1 GET (one request, `connection: close`) with the given
 /// extra header lines; returns the status line and the body.
 async fn raw_get(gw: &TestGateway, path: &str, header_lines: &str) -> (String, String) {
@@ -570,8 +566,8 @@ async fn card_answered_with_500_is_a_502_bad_response_without_fallback() {
 
 #[tokio::test]
 async fn unreachable_upstream_is_a_502_unavailable() {
-    let refused = refused_addr().await;
-    let gw = gateway_for(&format!("http://{refused}")).await;
+    let refused = ClosedPort::new();
+    let gw = gateway_for(&refused.url()).await;
 
     for path in CARD_PATHS {
         let reply = client::get(&at(&gw, &agent_path(UPSTREAM, path)), &[]).await;
@@ -656,7 +652,8 @@ async fn two_agents_each_have_their_own_card_and_path() {
 #[tokio::test]
 async fn one_dead_agent_leaves_the_other_published() {
     let alive = MockAgent::start(Mode::Normal).await;
-    let dead = format!("http://{}", refused_addr().await);
+    let refused = ClosedPort::new();
+    let dead = refused.url();
     let gw = start(&[("alive", &alive.url()), ("dead", &dead)], "").await;
 
     let root = get_card(&gw, CARD_PATHS[0], &[]).await;
@@ -799,8 +796,8 @@ async fn inherited_identity_keeps_the_required_fields() {
 
 #[tokio::test]
 async fn dead_single_upstream_root_card_is_up_and_honest() {
-    let refused = refused_addr().await;
-    let gw = gateway_for(&format!("http://{refused}")).await;
+    let refused = ClosedPort::new();
+    let gw = gateway_for(&refused.url()).await;
 
     let root = get_card(&gw, CARD_PATHS[0], &[]).await;
     assert_eq!(root["skills"], json!([]), "{root}");

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use http::StatusCode;
 use serde_json::{json, Value};
 use support::client::{self, Reply};
+use support::closed_port::ClosedPort;
 use support::gateway::TestGateway;
 use support::mock_agent::{MockAgent, Mode};
 
@@ -40,13 +41,6 @@ async fn mocks(n: usize) -> Vec<MockAgent> {
 
 fn urls(mocks: &[MockAgent]) -> Vec<String> {
     mocks.iter().map(MockAgent::url).collect()
-}
-
-/// A loopback URL where nothing listens (the port was just released).
-fn closed_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    format!("http://127.0.0.1:{port}")
 }
 
 fn send(id: usize) -> String {
@@ -182,7 +176,8 @@ async fn least_outstanding_avoids_a_busy_replica() {
 #[tokio::test]
 async fn refused_connection_fails_over_and_ejects_the_dead_replica() {
     let live = mocks(2).await;
-    let dead = closed_url();
+    let closed = ClosedPort::new();
+    let dead = closed.url();
     let all = vec![live[0].url(), dead, live[1].url()];
     let gw = gateway(&all, "breaker = { failures = 2, open_for = \"30s\" }").await;
     let mut calls = 0;

@@ -22,6 +22,7 @@ use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use support::client::{self, Reply};
+use support::closed_port::ClosedPort;
 use support::fault_agent::{Fault, FaultAgent};
 use support::gateway::TestGateway;
 use support::mock_agent::{MockAgent, Mode};
@@ -109,12 +110,6 @@ fn send(raw_id: &str) -> String {
 
 fn stream_call(raw_id: &str) -> String {
     send(raw_id).replace("message/send", "message/stream")
-}
-
-/// A loopback URL where nothing listens.
-fn closed_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    format!("http://{}", listener.local_addr().unwrap())
 }
 
 /// A gateway-made JSON-RPC error: status, code, raw id.
@@ -259,7 +254,8 @@ impl Streamed {
 async fn refused_connections_are_502_while_others_are_served() {
     let _one = serial().await;
     let mut memory = Memory::watch();
-    let fx = fleet(&closed_url(), "", "").await;
+    let closed = ClosedPort::new();
+    let fx = fleet(&closed.url(), "", "").await;
     let bad = fx.bad_url();
     let failing: Vec<_> = (0..20)
         .map(|i| {

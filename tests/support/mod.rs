@@ -4,6 +4,7 @@
 
 pub mod calls;
 pub mod client;
+pub mod closed_port;
 pub mod fault_agent;
 pub mod gateway;
 pub mod keys;
