@@ -13,7 +13,11 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use crate::metrics::{self, Metrics};
+use http::HeaderValue;
+use smallvec::SmallVec;
+
+use crate::a2a::Method;
+use crate::metrics::{self, Metrics, UpstreamMeters};
 
 /// A value, or `-` when there is none, as the other fields of the line.
 struct OrDash<T>(Option<T>);
@@ -32,17 +36,53 @@ impl<T: fmt::Display> fmt::Display for OrDash<T> {
 #[derive(Debug, Clone, Copy)]
 pub struct ErrorCode(pub i32);
 
+/// Which method the call named, as far as it was read.
+#[derive(Debug, Clone, Copy)]
+pub enum Called {
+    /// The body was never read as a call (refused before, or malformed).
+    Nothing,
+    /// A method name the gateway does not know.
+    Unknown,
+    Known(&'static Method),
+}
+
+impl Called {
+    fn method(self) -> &'static str {
+        match self {
+            Called::Known(m) => m.name,
+            _ => "-",
+        }
+    }
+
+    fn version(self) -> &'static str {
+        match self {
+            Called::Known(m) => m.version.label(),
+            _ => "-",
+        }
+    }
+
+    fn family(self) -> &'static str {
+        match self {
+            Called::Nothing => "none",
+            Called::Unknown => "unknown",
+            Called::Known(m) => m.family.label(),
+        }
+    }
+}
+
 /// What is known about one call, filled in as it goes through the gateway.
 pub struct Record {
-    pub request_id: String,
+    /// `X-Request-Id`, copied (a header value can share the connection's
+    /// read buffer, which a long stream must not keep alive); inline, as
+    /// the gateway's own ids are 36 bytes. Always visible ASCII.
+    request_id: SmallVec<[u8; 40]>,
     /// The client's address: the peer, or what a trusted proxy reported.
     pub client: Option<IpAddr>,
     pub caller: Option<String>,
-    pub method: &'static str,
-    pub version: &'static str,
-    pub family: &'static str,
+    pub called: Called,
     pub skill: Option<String>,
-    pub upstream: Option<Arc<str>>,
+    /// The upstream the call went to, with its metric handles.
+    pub upstream: Option<Arc<UpstreamMeters>>,
     pub rule: &'static str,
     pub status: u16,
     pub code: Option<i32>,
@@ -53,14 +93,18 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn new(request_id: &str, metrics: Arc<Metrics>) -> Self {
+    /// `request_id` is the request's `X-Request-Id`, `None` without one.
+    pub fn new(request_id: Option<&HeaderValue>, metrics: Arc<Metrics>) -> Self {
         Self {
-            request_id: request_id.to_string(),
+            request_id: SmallVec::from_slice(
+                request_id
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-")
+                    .as_bytes(),
+            ),
             client: None,
             caller: None,
-            method: "-",
-            version: "-",
-            family: "none",
+            called: Called::Nothing,
             skill: None,
             upstream: None,
             rule: "none",
@@ -87,37 +131,50 @@ impl Record {
 
     fn emit(&self, outcome: &'static str) {
         let elapsed = self.started.elapsed();
-        let upstream = self.upstream.as_deref().unwrap_or("none");
+        let upstream = self.upstream.as_ref().map_or("none", |u| u.name());
         let skill = self.skill.as_deref().unwrap_or("none");
+        let family = self.called.family();
         // Static text for every status hyper knows: no allocation per call.
         let code = http::StatusCode::from_u16(self.status).ok();
         let status = code.as_ref().map_or("0", http::StatusCode::as_str);
         let m = &self.metrics;
         m.requests
             .with_label_values(&[
-                self.version,
-                self.family,
+                self.called.version(),
+                family,
                 skill,
                 upstream,
                 status,
                 metrics::error_class(self.code),
             ])
             .inc();
-        m.request_duration
-            .with_label_values(&[self.family, upstream])
-            .observe(elapsed.as_secs_f64());
-        m.request_bytes
-            .with_label_values(&[upstream])
-            .inc_by(self.request_bytes as u64);
-        m.response_bytes
-            .with_label_values(&[upstream])
-            .inc_by(self.response_bytes);
+        match (&self.upstream, self.called) {
+            (Some(meters), Called::Known(method)) => {
+                meters
+                    .request_duration(method.family)
+                    .observe(elapsed.as_secs_f64());
+                meters.request_bytes().inc_by(self.request_bytes as u64);
+                meters.response_bytes().inc_by(self.response_bytes);
+            }
+            // Refused before routing: rare, so looked up by label.
+            _ => {
+                m.request_duration
+                    .with_label_values(&[family, upstream])
+                    .observe(elapsed.as_secs_f64());
+                m.request_bytes
+                    .with_label_values(&[upstream])
+                    .inc_by(self.request_bytes as u64);
+                m.response_bytes
+                    .with_label_values(&[upstream])
+                    .inc_by(self.response_bytes);
+            }
+        }
         tracing::info!(
             target: "a2a_gateway::access",
-            request_id = %self.request_id,
+            request_id = std::str::from_utf8(&self.request_id).unwrap_or("-"),
             client = %OrDash(self.client),
             caller = self.caller.as_deref().unwrap_or("-"),
-            method = self.method,
+            method = self.called.method(),
             skill,
             upstream,
             rule = self.rule,
@@ -207,9 +264,9 @@ mod tests {
     #[tokio::test]
     async fn counts_bytes_and_records_once() {
         let metrics = Arc::new(Metrics::new());
-        let mut record = Record::new("r1", metrics.clone());
-        record.family = "send";
-        record.version = "0.3";
+        let id = HeaderValue::from_static("r1");
+        let mut record = Record::new(Some(&id), metrics.clone());
+        record.called = Called::Known(crate::a2a::methods::lookup("message/send").unwrap());
         record.status = 200;
         let body = Logged::new(Full::new(Bytes::from_static(b"12345")), record);
         let bytes = body.collect().await.unwrap().to_bytes();

@@ -14,7 +14,7 @@ use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
 use crate::a2a::{jsonrpc, methods, one_pass, Family, Method};
-use crate::access::{Logged, Record};
+use crate::access::{Called, Logged, Record};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
 use crate::body::{Body, ReadError};
@@ -41,11 +41,7 @@ pub async fn handle(
     request: Request<Incoming>,
     path_upstream: Option<usize>,
 ) -> Response<Body> {
-    let request_id = request
-        .headers()
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("-");
+    let request_id = request.headers().get("x-request-id");
     let mut record = Record::new(request_id, state.metrics.clone());
     record.client = Some(client_address(&state, &request));
     let response = handle_call(&state, request, path_upstream, &mut record).await;
@@ -90,13 +86,11 @@ async fn handle_call(
     };
     let id = envelope.id;
     let Some(method) = methods::lookup(&envelope.method) else {
-        record.family = "unknown";
+        record.called = Called::Unknown;
         let name: String = envelope.method.chars().take(MAX_ECHOED_METHOD).collect();
         return GatewayError::MethodNotFound(name).into_response(id);
     };
-    record.method = method.name;
-    record.version = method.version.label();
-    record.family = method.family.label();
+    record.called = Called::Known(method);
     let params = match envelope.params.validate(method) {
         Ok(p) => p,
         Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
@@ -210,13 +204,13 @@ async fn forward(
         path_upstream: call.path_upstream,
     };
     let routed = route(state, &input, parts, &origin, &caller, call.identity).await;
-    let rule = routed.as_ref().map_or("none", |r| r.rule.label());
-    state.metrics.routing.with_label_values(&[rule]).inc();
+    state.metrics.routed(routed.as_ref().ok().map(|r| r.rule));
     let route = routed?;
     let owner = state.router.name(route.upstream);
-    record.upstream = Some(owner.clone());
+    let meters = &state.meters[route.upstream];
+    record.upstream = Some(meters.clone());
     record.skill = route.skill.clone();
-    record.rule = rule;
+    record.rule = route.rule.label();
     authorize(state, &call, &route, &owner)?;
     // Keyed by who is calling: the verified identity, else the client's
     // address (behind a trusted proxy, the one it reports). Made only when
@@ -256,10 +250,8 @@ async fn forward(
     let forwarded = upstream.rpc_call_from(call.parts, bytes, origin, &caller);
     let asked = std::time::Instant::now();
     let response = upstream.call(forwarded).await;
-    state
-        .metrics
-        .upstream_duration
-        .with_label_values(&[&owner])
+    meters
+        .upstream_duration()
         .observe(asked.elapsed().as_secs_f64());
     let response = response?;
     let permits = Permits { slot, stream };
@@ -590,8 +582,28 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
+            const SSE: &str = "text/event-stream";
             v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("text/event-stream")
+                .get(..SSE.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(SSE))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_streams_are_known_by_media_type_in_any_case() {
+        let with = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, http::HeaderValue::from_static(value));
+            is_event_stream(&headers)
+        };
+        assert!(with("text/event-stream"));
+        assert!(with(" Text/Event-Stream; charset=utf-8"));
+        assert!(!with("application/json"));
+        assert!(!with("text/event"));
+        assert!(!is_event_stream(&HeaderMap::new()));
+    }
 }

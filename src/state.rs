@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::fleet::Fleet;
 use crate::limits::concurrency::{InFlight, Streams};
 use crate::limits::rate::RateLimits;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, UpstreamMeters};
 use crate::routing::Router;
 use crate::upstream::headers::Credentials;
 use crate::upstream::Upstream;
@@ -36,6 +36,8 @@ pub struct AppState {
     pub in_flight: Vec<Arc<InFlight>>,
     pub streams: Arc<Streams>,
     pub metrics: Arc<Metrics>,
+    /// Each upstream's request metrics (same order as `upstreams`).
+    pub meters: Vec<Arc<UpstreamMeters>>,
     /// Cancelled when the shutdown grace is over: open streams end cleanly.
     pub closing: CancellationToken,
     draining: Arc<AtomicBool>,
@@ -78,6 +80,11 @@ impl AppState {
             },
             |p| p.metrics.clone(),
         );
+        let meters = config
+            .upstreams
+            .iter()
+            .map(|u| Arc::new(UpstreamMeters::new(u.name.as_str().into(), metrics.clone())))
+            .collect();
         let fleet = match previous {
             Some(p) => p.fleet.clone(),
             None => Arc::new(Fleet::new(&config, metrics.clone())),
@@ -105,6 +112,7 @@ impl AppState {
             in_flight,
             streams,
             metrics,
+            meters,
         }
     }
 

@@ -38,6 +38,14 @@ pub enum Family {
 }
 
 impl Family {
+    /// How many families there are: `ExtendedCard` is the last.
+    pub const COUNT: usize = Family::ExtendedCard as usize + 1;
+
+    /// A dense index below `COUNT`, for per-family tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Family::Send => "send",

@@ -8,13 +8,17 @@ use prometheus::{
     IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::a2a::jsonrpc;
 use crate::error::codes;
 use crate::recent::Recent;
 use crate::routing::learn::Seen;
+use crate::routing::Rule;
+
+mod upstream;
+pub use upstream::UpstreamMeters;
 
 pub struct Metrics {
     registry: Registry,
@@ -29,6 +33,8 @@ pub struct Metrics {
     pub task_states: IntCounterVec,
     pub task_duration: HistogramVec,
     pub routing: IntCounterVec,
+    /// `routing` by rule, the last for "none"; see `routed`.
+    routing_decisions: [OnceLock<IntCounter>; Rule::COUNT + 1],
     pub affinity_entries: IntGauge,
     /// Client connections to the proxy listener: open now, and accepted.
     pub connections_open: IntGauge,
@@ -277,6 +283,7 @@ impl Metrics {
             task_states,
             task_duration,
             routing,
+            routing_decisions: std::array::from_fn(|_| OnceLock::new()),
             affinity_entries,
             connections_open,
             connections,
@@ -294,6 +301,15 @@ impl Metrics {
             // Least recently used goes first: every task is new when seen.
             first_seen: Recent::new(tasks, Duration::from_secs(24 * 3600)),
         }
+    }
+
+    /// One routing decision: the rule that placed the call, or `None` when
+    /// none could. The handle is kept (see `upstream.rs` for why).
+    pub fn routed(&self, rule: Option<Rule>) {
+        let (slot, label) = rule.map_or((Rule::COUNT, "none"), |r| (r.index(), r.label()));
+        self.routing_decisions[slot]
+            .get_or_init(|| self.routing.with_label_values(&[label]))
+            .inc();
     }
 
     /// Counts the task states in an answer, and a task's duration once it

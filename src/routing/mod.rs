@@ -42,6 +42,14 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// How many rules there are: `Default` is the last.
+    pub const COUNT: usize = Rule::Default as usize + 1;
+
+    /// A dense index below `COUNT`, for per-rule tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Rule::Path => "path",
