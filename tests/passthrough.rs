@@ -4,11 +4,16 @@
 
 mod support;
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use serde_json::Value;
 use support::client::{self, Proto};
 use support::gateway::TestGateway;
 use support::mock_agent::{MockAgent, Mode};
+
+/// How long a raw exchange with the gateway may take.
+const LIMIT: Duration = Duration::from_secs(10);
 
 /// One representative call per method of every version, written with odd
 /// spacing, key order and escapes so any re-serialization would show.
@@ -135,6 +140,48 @@ async fn upstream_answers_come_back_byte_for_byte_with_their_headers() {
         reply.header("content-type"),
         Some("application/json; charset=utf-8")
     );
+}
+
+/// The client's framing is its own: however it sent the body (chunked, or
+/// a length with leading zeros), the agent gets the same bytes with their
+/// plain length, and a plain length passes as it was.
+#[tokio::test]
+async fn the_agent_gets_the_body_with_its_plain_length_however_it_was_framed() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
+    let body = call("7", "message/send", params_of("message/send"));
+    let head = |framing: String| {
+        format!(
+            "POST / HTTP/1.1\r\nhost: gw\r\ncontent-type: application/json\r\n{framing}connection: close\r\n\r\n"
+        )
+    };
+    let chunked = format!(
+        "{}{:x}\r\n{body}\r\n0\r\n\r\n",
+        head("transfer-encoding: chunked\r\n".into()),
+        body.len()
+    );
+    let padded = format!(
+        "{}{body}",
+        head(format!("content-length: 00{}\r\n", body.len()))
+    );
+    let plain = format!(
+        "{}{body}",
+        head(format!("content-length: {}\r\n", body.len()))
+    );
+    for request in [chunked, padded, plain] {
+        let raw = client::raw_http(gw.addr(), request.as_bytes(), LIMIT).await;
+        let text = String::from_utf8_lossy(&raw);
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        let seen = mock.requests().pop().expect("the call reached the agent");
+        assert_eq!(seen.body, body.as_bytes(), "{request}");
+        let length = body.len().to_string();
+        assert_eq!(
+            seen.header("content-length"),
+            Some(length.as_str()),
+            "{request}"
+        );
+        assert_eq!(seen.header("transfer-encoding"), None, "{request}");
+    }
 }
 
 #[tokio::test]

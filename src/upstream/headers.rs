@@ -20,6 +20,34 @@ pub fn is_hop_by_hop(name: &HeaderName) -> bool {
     HOP_BY_HOP.contains(name) || name == header::UPGRADE
 }
 
+/// Keeps the client's `Content-Length` when it is the one value, written
+/// plainly, of the body's length, as it nearly always is: hyper then sends
+/// it as it is, rather than formatting and inserting its own (an allocation
+/// a call). Any other spelling, or several values, is removed for hyper's.
+pub fn keep_content_length(headers: &mut HeaderMap, len: usize) {
+    let mut values = headers.get_all(header::CONTENT_LENGTH).iter();
+    let plain = match (values.next(), values.next()) {
+        (None, _) => return,
+        (Some(v), None) => is_plain_decimal(v.as_bytes(), len),
+        _ => false,
+    };
+    if !plain {
+        headers.remove(header::CONTENT_LENGTH);
+    }
+}
+
+/// `text` is `n` in decimal digits, with no sign and no leading zero.
+fn is_plain_decimal(text: &[u8], n: usize) -> bool {
+    let digits = !text.is_empty() && text.iter().all(u8::is_ascii_digit);
+    let leading_zero = text.len() > 1 && text[0] == b'0';
+    digits
+        && !leading_zero
+        && std::str::from_utf8(text)
+            .ok()
+            .and_then(|t| t.parse::<usize>().ok())
+            == Some(n)
+}
+
 /// Removes hop-by-hop headers, including any the `Connection` header names.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     // Most messages carry none: one pass over the few names they have is
@@ -97,6 +125,33 @@ pub fn push_ip(out: &mut String, ip: std::net::IpAddr) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_content_length_of_the_body_is_kept_any_other_removed() {
+        let kept = |values: &[&'static str], len: usize| {
+            let mut headers = HeaderMap::new();
+            for v in values {
+                headers.append(header::CONTENT_LENGTH, HeaderValue::from_static(v));
+            }
+            keep_content_length(&mut headers, len);
+            let left: Vec<_> = headers.get_all(header::CONTENT_LENGTH).iter().collect();
+            left.len() == values.len()
+        };
+        assert!(kept(&["860"], 860));
+        assert!(kept(&["0"], 0));
+        assert!(kept(&[], 5), "nothing to keep or remove");
+        for (values, len) in [
+            (&["861"][..], 860),
+            (&["0860"], 860),
+            (&["+860"], 860),
+            (&[" 860"], 860),
+            (&["00"], 0),
+            (&["860", "860"], 860),
+            (&["99999999999999999999999"], 860),
+        ] {
+            assert!(!kept(values, len), "{values:?} for {len}");
+        }
+    }
 
     #[test]
     fn addresses_are_written_as_display_writes_them() {

@@ -74,6 +74,7 @@ use hyper_rustls::{FixedServerNameResolver, HttpsConnector, HttpsConnectorBuilde
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use smallvec::SmallVec;
 
 use crate::config;
 use crate::error::GatewayError;
@@ -92,6 +93,8 @@ const FORWARDING_HEADERS: usize = 5;
 /// Client headers a forwarded call does not keep. The gateway already read
 /// the body, so the upstream must not wait for a 100-continue that nobody
 /// will act on; `Host` is set for the replica the call goes to.
+/// `Content-Length` is hyper's to write (but see
+/// [`headers::keep_content_length`]).
 const REPLACED: [HeaderName; 3] = [header::HOST, header::CONTENT_LENGTH, header::EXPECT];
 
 fn is_replaced(name: &HeaderName) -> bool {
@@ -223,9 +226,9 @@ impl Upstream {
         caller: &Caller<'_>,
     ) -> RpcCall {
         let mut headers = std::mem::take(&mut client.headers);
-        for name in REPLACED {
-            headers.remove(name);
-        }
+        headers.remove(header::HOST);
+        headers.remove(header::EXPECT);
+        headers::keep_content_length(&mut headers, body.len());
         headers.reserve(FORWARDING_HEADERS + self.extra_headers.len());
         let query = client.uri.query().map(str::to_owned);
         self.finish_call(headers, query, body, origin, caller)
@@ -336,7 +339,8 @@ impl Upstream {
         how: &Addressing,
         deadline: tokio::time::Instant,
     ) -> Result<Response<Incoming>, GatewayError> {
-        let mut tried = vec![false; self.replicas.len()];
+        // Inline for up to 16 replicas: no allocation on a call's path.
+        let mut tried: SmallVec<[bool; 16]> = smallvec::smallvec![false; self.replicas.len()];
         let mut last = None;
         let mut parts = Some(parts);
         while let Some(attempt) = self.replicas.acquire(&tried, Instant::now()) {
