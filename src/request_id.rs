@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use bytes::Bytes;
 use http::{HeaderValue, Request};
 use tower_http::request_id::{MakeRequestId, RequestId};
 
@@ -40,8 +41,13 @@ impl MakeRequestId for MakeSequentialId {
     fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
         let id = nth(NEXT.fetch_add(1, Ordering::Relaxed));
         let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        let text = id.hyphenated().encode_lower(&mut text);
-        HeaderValue::from_str(text).ok().map(RequestId::new)
+        id.hyphenated().encode_lower(&mut text);
+        // Shared from the start: tower-http clones the id into the request's
+        // headers and extensions and the response's; a `Bytes` copied from a
+        // slice would allocate again at the first clone, to become shared.
+        HeaderValue::from_maybe_shared(Bytes::from_owner(text))
+            .ok()
+            .map(RequestId::new)
     }
 }
 
