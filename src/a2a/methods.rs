@@ -38,12 +38,24 @@ pub enum Family {
 }
 
 impl Family {
-    /// How many families there are: `ExtendedCard` is the last.
-    pub const COUNT: usize = Family::ExtendedCard as usize + 1;
+    /// How many families there are (`index` is below it; a test checks).
+    pub const COUNT: usize = 11;
 
     /// A dense index below `COUNT`, for per-family tables.
     pub fn index(self) -> usize {
-        self as usize
+        match self {
+            Family::Send => 0,
+            Family::Stream => 1,
+            Family::GetTask => 2,
+            Family::ListTasks => 3,
+            Family::CancelTask => 4,
+            Family::Resubscribe => 5,
+            Family::PushSet => 6,
+            Family::PushGet => 7,
+            Family::PushList => 8,
+            Family::PushDelete => 9,
+            Family::ExtendedCard => 10,
+        }
     }
 
     pub fn label(self) -> &'static str {
@@ -125,6 +137,20 @@ pub fn lookup(name: &str) -> Option<&'static Method> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn family_indexes_are_dense_below_count() {
+        let mut seen = [false; Family::COUNT];
+        for m in METHODS {
+            let i = m.family.index();
+            assert!(i < Family::COUNT, "{:?}", m.family);
+            seen[i] = true;
+        }
+        assert!(
+            seen.iter().all(|&s| s),
+            "every index is some method's family"
+        );
+    }
 
     #[test]
     fn every_name_is_unique_and_found() {

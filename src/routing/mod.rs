@@ -42,12 +42,25 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// How many rules there are: `Default` is the last.
-    pub const COUNT: usize = Rule::Default as usize + 1;
+    pub const ALL: [Rule; 5] = [
+        Rule::Path,
+        Rule::Affinity,
+        Rule::Hint,
+        Rule::Match,
+        Rule::Default,
+    ];
+    /// How many rules there are (`index` is below it; a test checks).
+    pub const COUNT: usize = Rule::ALL.len();
 
     /// A dense index below `COUNT`, for per-rule tables.
     pub fn index(self) -> usize {
-        self as usize
+        match self {
+            Rule::Path => 0,
+            Rule::Affinity => 1,
+            Rule::Hint => 2,
+            Rule::Match => 3,
+            Rule::Default => 4,
+        }
     }
 
     pub fn label(self) -> &'static str {

@@ -344,3 +344,10 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn rule_indexes_are_their_places_in_all() {
+    for (i, rule) in Rule::ALL.into_iter().enumerate() {
+        assert_eq!(rule.index(), i, "{rule:?}");
+    }
+}
