@@ -5,7 +5,8 @@
 //! upstream burst of ten events cost ten writes and woke the client ten times.
 //! The relay now holds the events of a burst here while more keep arriving,
 //! and hands them on as one frame. One event alone is passed through without
-//! a copy.
+//! a copy. The stream's first events are never held here (see `SseRelay`):
+//! time to first event is what a client waits on.
 
 use bytes::{Bytes, BytesMut};
 

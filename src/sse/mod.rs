@@ -1,6 +1,7 @@
 //! SSE pass-through: complete events go to the client as soon as the
-//! upstream sends them (a burst that has already arrived goes out as one
-//! write, see `batch`); silence longer than the idle timeout (between events,
+//! upstream sends them (the stream's first events at once, with the response
+//! head; after them a burst that has already arrived goes out as one write,
+//! see `batch`); silence longer than the idle timeout (between events,
 //! not over the stream's life) or a broken upstream ends the stream with one
 //! final JSON-RPC error event carrying the request's id.
 
@@ -54,6 +55,8 @@ pin_project! {
         batch: Batch,
         settings: RelaySettings,
         closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+        // Whether any events have been handed on yet (see `poll_frame`).
+        started: bool,
         done: bool,
     }
 }
@@ -71,6 +74,7 @@ impl<B> SseRelay<B> {
                 .clone()
                 .map(|t| Box::pin(t.cancelled_owned())),
             settings,
+            started: false,
             done: false,
         }
     }
@@ -105,7 +109,12 @@ where
                             observe(&events);
                         }
                         this.batch.push(events);
-                        if this.batch.is_full() {
+                        // The stream's first events go out at once: hyper
+                        // then writes them with the response head, and time
+                        // to first event does not wait for the rest of the
+                        // burst to be gathered.
+                        if !*this.started || this.batch.is_full() {
+                            *this.started = true;
                             return Poll::Ready(this.batch.take().map(|b| Ok(Frame::data(b))));
                         }
                         continue;
@@ -294,18 +303,37 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_burst_that_has_arrived_is_one_frame() {
+    async fn a_burst_that_has_arrived_is_one_frame_after_the_first() {
         let mut relay = Box::pin(SseRelay::new(
             body(vec![
                 data("data: 1\n\n"),
-                data("data: 2\n\nda"),
-                data("ta: 3\n\n"),
+                data("data: 2\n\n"),
+                data("data: 3\n\nda"),
+                data("ta: 4\n\n"),
             ]),
             settings(1000),
         ));
         let first = relay.frame().await.unwrap().unwrap().into_data().unwrap();
-        assert_eq!(&first[..], b"data: 1\n\ndata: 2\n\ndata: 3\n\n");
+        assert_eq!(&first[..], b"data: 1\n\n", "the first event is not held");
+        let rest = relay.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(&rest[..], b"data: 2\n\ndata: 3\n\ndata: 4\n\n");
         assert!(relay.frame().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn the_first_event_is_ready_on_the_first_poll() {
+        // An upstream with one event in hand and more to come: the relay's
+        // first poll must give the event, so hyper writes it with the head.
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Chunk>();
+        let chunks = stream::unfold(rx, |mut rx| async { rx.recv().await.map(|c| (c, rx)) });
+        let mut relay = Box::pin(SseRelay::new(StreamBody::new(chunks), settings(60_000)));
+        tx.send(data("data: 1\n\n")).unwrap();
+        let waker = futures_util::task::noop_waker();
+        let polled = relay.as_mut().poll_frame(&mut Context::from_waker(&waker));
+        let Poll::Ready(Some(Ok(frame))) = polled else {
+            panic!("the first event was held back: {polled:?}");
+        };
+        assert_eq!(&frame.into_data().unwrap()[..], b"data: 1\n\n");
     }
 
     #[tokio::test]
