@@ -264,6 +264,17 @@ mod tests {
         Ok(Frame::data(Bytes::copy_from_slice(s.as_bytes())))
     }
 
+    /// A relay over an upstream the test feeds chunk by chunk.
+    fn fed_relay() -> (
+        tokio::sync::mpsc::UnboundedSender<Chunk>,
+        Pin<Box<impl Body<Data = Bytes, Error = BoxError>>>,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Chunk>();
+        let chunks = stream::unfold(rx, |mut rx| async { rx.recv().await.map(|c| (c, rx)) });
+        let relay = Box::pin(SseRelay::new(StreamBody::new(chunks), settings(60_000)));
+        (tx, relay)
+    }
+
     async fn collect(relay: impl Body<Data = Bytes, Error = BoxError>) -> String {
         let bytes = relay.collect().await.unwrap().to_bytes();
         String::from_utf8(bytes.to_vec()).unwrap()
@@ -324,9 +335,7 @@ mod tests {
     async fn the_first_event_is_ready_on_the_first_poll() {
         // An upstream with one event in hand and more to come: the relay's
         // first poll must give the event, so hyper writes it with the head.
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Chunk>();
-        let chunks = stream::unfold(rx, |mut rx| async { rx.recv().await.map(|c| (c, rx)) });
-        let mut relay = Box::pin(SseRelay::new(StreamBody::new(chunks), settings(60_000)));
+        let (tx, mut relay) = fed_relay();
         tx.send(data("data: 1\n\n")).unwrap();
         let waker = futures_util::task::noop_waker();
         let polled = relay.as_mut().poll_frame(&mut Context::from_waker(&waker));
@@ -338,9 +347,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_event_is_not_held_waiting_for_the_next() {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Chunk>();
-        let chunks = stream::unfold(rx, |mut rx| async { rx.recv().await.map(|c| (c, rx)) });
-        let mut relay = Box::pin(SseRelay::new(StreamBody::new(chunks), settings(60_000)));
+        let (tx, mut relay) = fed_relay();
         tx.send(data("data: 1\n\n")).unwrap();
         let first = tokio::time::timeout(Duration::from_secs(5), relay.frame())
             .await
