@@ -26,6 +26,7 @@ pub mod push_guard;
 pub mod recent;
 pub mod request_id;
 pub mod routing;
+pub mod self_wake;
 pub mod server;
 pub mod sketch;
 pub mod sse;

@@ -153,10 +153,10 @@ where
                 Poll::Pending if !this.batch.is_empty() => {
                     // The upstream connection task passes one chunk at a time
                     // and has just been asked for the next: give it turns
-                    // (wake ourselves, so we run again after it) while they
-                    // keep bringing events. Then write the burst at once.
+                    // (yield, so we run again after it) while they keep
+                    // bringing events. Then write the burst at once.
                     if this.batch.wants_turn() {
-                        cx.waker().wake_by_ref();
+                        crate::self_wake::yield_to_others(cx);
                         return Poll::Pending;
                     }
                     return Poll::Ready(this.batch.take().map(|b| Ok(Frame::data(b))));
