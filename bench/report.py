@@ -514,6 +514,9 @@ if idle:
 FLOOR = ["gateway", "hyper-floor", "nginx"]
 floor_rows = [r for r in rows if r.get("phase") == "floor_sat"]
 instr = {t: find("instructions", "send1k", "h1", t) for t in ["gateway", "hyper-floor"]}
+# The floor on hyper's own connections in a plain list (bench/own_pool.rs):
+# what hyper-util's legacy client costs. Reported when it was counted.
+instr_own = find("instructions", "send1k", "h1", "hyper-floor-own")
 if floor_rows or any(instr.values()):
     w("## The HTTP stack's floor: the gateway beside a bare hyper proxy")
     w("")
@@ -549,7 +552,10 @@ if floor_rows or any(instr.values()):
           "socket work is not counted, and is the same for both: the same system calls per "
           "call): gateway "
           f"{per['gateway']:,.0f}, hyper-floor {per['hyper-floor']:,.0f} "
-          f"({ratio(per['gateway'], per['hyper-floor'])}). A count, not a time: it does not move "
+          f"({ratio(per['gateway'], per['hyper-floor'])})"
+          + (f"; the floor without hyper-util's legacy client (`bench-hyper-floor ... own`) "
+             f"{instr_own['instructions'] / instr_own['calls']:,.0f}" if instr_own else "")
+          + ". A count, not a time: it does not move "
           "with the machine's load. The top functions are in "
           f"`{os.path.relpath(out)}/callgrind-*-inclusive.txt`.")
         w("")

@@ -260,8 +260,8 @@ start_nginx() {
   wait_http "http://127.0.0.1:$NH1/.well-known/agent-card.json" 20 || { echo "nginx did not start (see $prefix/error.log)" >&2; exit 1; }
 }
 FLOOR_PID=""
-start_floor() { # [wrapper...]: e.g. valgrind
-  "$@" "$FLOOR" "$FLPORT" "127.0.0.1:$UPORT" 2>>"$OUT/logs/floor.log" &
+start_floor() { # [wrapper...]: e.g. valgrind; FLOOR_MODE=own for hyper's own connections in a list
+  "$@" "$FLOOR" "$FLPORT" "127.0.0.1:$UPORT" ${FLOOR_MODE:-} 2>>"$OUT/logs/floor.log" &
   FLOOR_PID=$!; PIDS+=("$FLOOR_PID")
   wait_http "http://127.0.0.1:$FLPORT/.well-known/agent-card.json" 120 || { echo "hyper-floor did not start" >&2; exit 1; }
 }
@@ -304,7 +304,7 @@ url_of() { # target proto
     direct/*) echo "http://127.0.0.1:$UPORT/" ;;
     gateway/* | gateway-h2c/* | gateway-fleet/*) echo "http://127.0.0.1:$GPORT/" ;;
     direct-fleet/*) echo "http://127.0.0.1:$FPORT/" ;;   # the translate agent
-    hyper-floor/*) echo "http://127.0.0.1:$FLPORT/" ;;
+    hyper-floor/* | hyper-floor-own/*) echo "http://127.0.0.1:$FLPORT/" ;;
     nginx/h1) echo "http://127.0.0.1:$NH1/" ;;
     nginx/h2) echo "http://127.0.0.1:$NH2/" ;;
     gateway-tls/*) echo "https://127.0.0.1:$GPORT/" ;;
@@ -742,6 +742,8 @@ instructions() { # target: user-space instructions per send1k call (HTTP/1.1, 4 
   STOP_WAIT=300
   if [ "$target" = gateway ]; then
     start_gateway valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out"; pid=$GW_PID
+  elif [ "$target" = hyper-floor-own ]; then
+    FLOOR_MODE=own start_floor valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out"; pid=$FLOOR_PID
   else
     start_floor valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out"; pid=$FLOOR_PID
   fi
@@ -766,7 +768,8 @@ if have valgrind && have callgrind_control && have h2load; then
   say "instructions per call (callgrind, $CG_CALLS calls of message/send 1 KiB)"
   stop_gateway
   GW_CONFIG=bench/gateway.toml
-  for target in gateway hyper-floor; do instructions "$target"; done
+  # hyper-floor-own: the floor without hyper-util's legacy client (bench/own_pool.rs).
+  for target in gateway hyper-floor hyper-floor-own; do instructions "$target"; done
 fi
 
 # ---------------------------------------------------------------- report
