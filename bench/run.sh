@@ -13,6 +13,9 @@
 #   bash bench/run.sh --smoke    every workload for ~1 s (debug builds, no nginx
 #                                install): checks the harness works; fails if
 #                                any request fails. Report: bench/out/smoke/
+#   BENCH_GATEWAY=PATH bash bench/run.sh   the same, measuring a gateway binary
+#                                built elsewhere (e.g. bench/pgo.sh's; a path from the
+#                                checkout's root)
 #   bash bench/run.sh --profile  where the gateway spends CPU (perf sampling, or
 #                                callgrind where perf cannot record) under
 #                                message/send and stream load, and its heap with
@@ -172,6 +175,12 @@ else
   BIN=target/release
 fi
 GW=$BIN/a2a-gateway
+# BENCH_GATEWAY: measure another gateway binary (e.g. bench/pgo.sh's) in the
+# same harness; the report names it.
+if [ -n "${BENCH_GATEWAY:-}" ]; then
+  [ -x "$BENCH_GATEWAY" ] || { echo "BENCH_GATEWAY=$BENCH_GATEWAY is not an executable" >&2; exit 2; }
+  GW=$BENCH_GATEWAY
+fi
 UP=$BIN/examples/bench-upstream
 FLOOR=$BIN/examples/bench-hyper-floor
 note "gateway: $GW, upstream + clients: $UP"
@@ -401,6 +410,7 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
   echo "\"kernel\":\"$(uname -r)\","
   echo "\"rustc\":\"$(rustc -V)\","
   echo "\"git\":\"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo '  + uncommitted changes')\","
+  echo "\"gateway_binary\":\"${BENCH_GATEWAY:-}\","
   echo "\"release_profile\":\"$(python3 -c 'import tomllib; r = tomllib.load(open("Cargo.toml", "rb")).get("profile", {}).get("release", {}); print("LTO %s, %s codegen unit(s)" % (r.get("lto", "off"), r.get("codegen-units", "default")))' 2>/dev/null || echo unknown)\","
   echo "\"nginx\":\"$(have nginx && nginx -v 2>&1 | sed 's/.*: //' || echo absent)\","
   echo "\"wrk\":\"$(have wrk && { wrk -v 2>&1 || true; } | head -1 | awk '{print $1, $2}' || echo absent)\","
