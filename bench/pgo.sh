@@ -40,27 +40,7 @@ RUSTFLAGS="-Cprofile-generate=$PWD/$OUT/raw" \
 cargo build --quiet --release --example bench-upstream
 UP=target/release/examples/bench-upstream
 
-python3 - "$OUT" <<'EOF'
-import json, sys
-out = sys.argv[1]
-words = "please echo this benchmark message back to me with every word intact "
-def send(n, method="message/send"):
-    head = ('{"jsonrpc":"2.0","id":1,"method":"%s","params":{"message":{"kind":"message",'
-            '"messageId":"pgo-m1","role":"user","parts":[{"kind":"text","text":"' % method)
-    tail = '"}]}}}'
-    text = (words * (n // len(words) + 1))[: n - len(head) - len(tail)]
-    body = head + text + tail
-    json.loads(body)
-    return body
-bodies = {
-    "send1k": send(1024),
-    "send64k": send(65536),
-    "get": '{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"pgo-task-42"}}',
-    "stream": send(512, "message/stream"),
-}
-for name, body in bodies.items():
-    open(f"{out}/{name}.json", "w").write(body)
-EOF
+python3 bench/bodies.py "$OUT"
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 BASE=${PGO_PORT_BASE:-23400}

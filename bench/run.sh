@@ -186,34 +186,7 @@ FLOOR=$BIN/examples/bench-hyper-floor
 note "gateway: $GW, upstream + clients: $UP"
 
 # ---------------------------------------------------------------- bodies
-python3 - "$OUT" <<'EOF'
-import json, sys
-out = sys.argv[1]
-words = "please echo this benchmark message back to me with every word intact "
-def send(n, method="message/send"):
-    head = ('{"jsonrpc":"2.0","id":1,"method":"%s","params":{"message":{"kind":"message",'
-            '"messageId":"bench-m1","role":"user","parts":[{"kind":"text","text":"' % method)
-    tail = '"}]}}}'
-    fill = n - len(head) - len(tail)
-    text = (words * (fill // len(words) + 1))[:fill - 1].rstrip() + "."
-    body = head + text.ljust(fill, ".") + tail
-    assert len(body) == n and json.loads(body)
-    return body
-bodies = {
-    "send1k": send(1024),
-    "send64k": send(65536),
-    "get": '{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"bench-task-42"}}',
-    "stream": send(512, "message/stream"),
-}
-# For the fleet rows: a message the matcher must place with the translate agent.
-words = ("Please translate this letter into French for our partners in Lyon. It explains the new "
-         "product range, the prices for next year and how to reach our team. Keep the tone warm and "
-         "formal, and translate the product names only where a French name already exists. ")
-bodies["fleet1k"] = send(1024)
-for name, body in bodies.items():
-    with open(f"{out}/{name}.json", "w") as f:
-        f.write(body)
-EOF
+python3 bench/bodies.py "$OUT"
 
 # ---------------------------------------------------------------- TLS + JWT
 # A fresh self-signed certificate and ES256 token (bench/secrets.rs), and the
