@@ -86,6 +86,18 @@ pub fn endpoint_target(url: &Uri, query: Option<&str>) -> Uri {
     Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
 }
 
+/// Makes an absolute URI origin-form (`/path?query`), as HTTP/1.1 to an
+/// origin server wants it; hyper's connections write the URI as it is.
+pub fn origin_form(uri: &mut Uri) {
+    if uri.scheme().is_none() && uri.authority().is_none() {
+        return;
+    }
+    *uri = match uri.path_and_query() {
+        Some(path) if path.as_str().starts_with('/') => Uri::from(path.clone()),
+        _ => Uri::from_static("/"),
+    };
+}
+
 /// `path` (with its query) on a replica's origin.
 pub fn origin_target(url: &Uri, path: &str) -> Option<Uri> {
     let mut uri = http::uri::Builder::new().path_and_query(path);
@@ -102,6 +114,20 @@ mod tests {
     fn parts(uri: &str) -> Parts {
         let request = Request::builder().uri(uri).body(()).unwrap();
         request.into_parts().0
+    }
+
+    #[test]
+    fn the_origin_form_keeps_path_and_query_only() {
+        let cases = [
+            ("http://10.0.0.2:9002/rpc?v=2&key=1", "/rpc?v=2&key=1"),
+            ("http://10.0.0.2:9002", "/"),
+            ("/already", "/already"),
+        ];
+        for (given, want) in cases {
+            let mut uri: Uri = given.parse().unwrap();
+            origin_form(&mut uri);
+            assert_eq!(uri, want, "{given}");
+        }
     }
 
     #[test]

@@ -15,12 +15,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// A call's place on a lane, held until its answer's body is dropped (it
-/// travels in the response's extensions, which the relay moves into the
-/// body). Clones share the place.
-#[derive(Clone)]
-pub struct Lease(#[allow(dead_code)] Arc<Place>);
+use super::lease::Lease;
 
+/// A call's place on a lane, held (in a [`Lease`]) until its answer's body
+/// is dropped.
 struct Place(Arc<AtomicUsize>);
 
 impl Drop for Place {
@@ -58,7 +56,7 @@ impl<C: Clone> Lanes<C> {
         });
         let (client, calls) = &lanes[index];
         calls.fetch_add(1, Ordering::AcqRel);
-        (client.clone(), Lease(Arc::new(Place(calls.clone()))))
+        (client.clone(), Lease::new(Place(calls.clone())))
     }
 
     /// Calls on each lane now, in lane order.

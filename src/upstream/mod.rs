@@ -4,8 +4,11 @@
 //! the connect and response-header timeouts, and says who failed when a call
 //! does not succeed.
 //!
-//! **Replicas and balancing.** `urls` lists interchangeable replicas; one
-//! pooled client serves them all (the legacy client pools per authority).
+//! **Replicas and balancing.** `urls` lists interchangeable replicas.
+//! JSON-RPC calls to an `http://` replica over HTTP/1.1 go on the gateway's
+//! own connections to it ([`pool`]: cheaper per call than hyper-util's
+//! pool); TLS replicas, HTTP/2 and everything else (cards, probes of other
+//! hosts) go through one hyper-util client, which pools per authority.
 //! A call is built once, without a replica in mind; [`Upstream::call`] (or
 //! [`Upstream::send`], for cards) addresses it to the replica it picks: the
 //! one with the fewest calls awaiting response headers (`least_outstanding`,
@@ -58,6 +61,8 @@ mod address;
 pub mod breaker;
 pub mod headers;
 mod lanes;
+mod lease;
+mod pool;
 mod replicas;
 
 use std::error::Error as StdError;
@@ -79,12 +84,13 @@ use smallvec::SmallVec;
 use crate::config;
 use crate::error::GatewayError;
 pub use address::RpcCall;
-use address::{origin_target, readdress, Addressing};
+use address::{origin_form, origin_target, readdress, Addressing};
 use replicas::{Attempt, Replicas};
 
 pub use breaker::State as BreakerState;
 use lanes::Lanes;
-pub use lanes::Lease;
+pub use lease::Lease;
+use pool::Pool;
 pub use replicas::ReplicaHealth;
 
 /// Headers the gateway may add to a forwarded call: `X-Forwarded-For`,
@@ -147,6 +153,10 @@ pub struct Upstream {
     client: HttpClient,
     /// HTTP/2 calls: spread over as many connections as their streams need.
     lanes: Option<Lanes<HttpClient>>,
+    /// JSON-RPC calls to each `http://` replica over HTTP/1.1 (by replica
+    /// index; `None` for TLS replicas, empty with `http2`): the gateway's own
+    /// connection list, cheaper than the legacy client's pool.
+    pools: Vec<Option<Pool>>,
     builder: hyper_util::client::legacy::Builder,
     connector: HttpsConnector<HttpConnector>,
 }
@@ -169,12 +179,22 @@ impl Upstream {
             .http2_only(cfg.http2);
         let connector = connector(cfg);
         let client = builder.build(connector.clone());
+        let replicas = Replicas::new(cfg);
         let lanes = cfg
             .http2
             .then(|| Lanes::new(cfg.http2_streams_per_connection));
+        let pools = match cfg.http2 {
+            true => Vec::new(),
+            false => (replicas.iter())
+                .map(|r| {
+                    let (idle, timeout) = (cfg.max_idle_connections, POOL_IDLE);
+                    Pool::for_url(&r.endpoint, cfg.connect_timeout, idle, timeout)
+                })
+                .collect(),
+        };
         Self {
             name: cfg.name.clone(),
-            replicas: Replicas::new(cfg),
+            replicas,
             http2: cfg.http2,
             response_header_timeout: cfg.response_header_timeout,
             connect_timeout: cfg.connect_timeout,
@@ -184,6 +204,7 @@ impl Upstream {
             identity_header: cfg.identity_header.clone(),
             client,
             lanes,
+            pools,
             builder,
             connector,
         }
@@ -372,39 +393,63 @@ impl Upstream {
         deadline: tokio::time::Instant,
     ) -> Result<Response<Incoming>, Failure> {
         let replica = attempt.endpoint().clone();
-        let (lane, lease) = self.lane();
-        let client = lane.as_ref().unwrap_or(&self.client);
-        let outcome = tokio::time::timeout_at(deadline, client.request(request)).await;
-        let (result, ok) = match outcome {
-            Ok(Ok(mut response)) => {
-                let ok = !is_failure_status(response.status());
-                if let Some(lease) = lease {
-                    // Held until the relay drops the answer's body.
-                    response.extensions_mut().insert(lease);
-                }
-                (Ok(response), ok)
-            }
-            Ok(Err(e)) => {
-                let failure = Failure {
-                    // A connect error means no byte of the call left.
-                    maybe_delivered: !e.is_connect(),
-                    error: self.classify(&e, &replica),
-                };
-                (Err(failure), false)
-            }
-            Err(_) => {
-                let error = self.header_timeout(&replica);
-                let failure = Failure {
-                    error,
-                    maybe_delivered: true,
-                };
-                (Err(failure), false)
+        let pool = self.pools.get(attempt.index()).and_then(Option::as_ref);
+        let sent = async {
+            match pool {
+                Some(pool) => self.send_pooled(pool, request, &replica).await,
+                None => self.send_client(request, &replica).await,
             }
         };
+        let result = match tokio::time::timeout_at(deadline, sent).await {
+            Ok(result) => result,
+            Err(_) => Err(Failure {
+                error: self.header_timeout(&replica),
+                maybe_delivered: true,
+            }),
+        };
+        let ok = matches!(&result, Ok(response) if !is_failure_status(response.status()));
         if let Some(state) = attempt.settle(ok, Instant::now()) {
             self.log_transition(&replica, state);
         }
         result
+    }
+
+    /// A call on the gateway's own HTTP/1.1 connections to `replica`.
+    async fn send_pooled(
+        &self,
+        pool: &Pool,
+        mut request: Request<Full<Bytes>>,
+        replica: &Uri,
+    ) -> Result<Response<Incoming>, Failure> {
+        origin_form(request.uri_mut());
+        pool.send(request).await.map_err(|e| Failure {
+            maybe_delivered: e.maybe_delivered(),
+            error: self.classify_pooled(&e, replica),
+        })
+    }
+
+    /// A call through hyper-util's client: TLS replicas, and HTTP/2 on lanes.
+    async fn send_client(
+        &self,
+        request: Request<Full<Bytes>>,
+        replica: &Uri,
+    ) -> Result<Response<Incoming>, Failure> {
+        let (lane, lease) = self.lane();
+        let client = lane.as_ref().unwrap_or(&self.client);
+        match client.request(request).await {
+            Ok(mut response) => {
+                if let Some(lease) = lease {
+                    // Held until the relay drops the answer's body.
+                    response.extensions_mut().insert(lease);
+                }
+                Ok(response)
+            }
+            Err(e) => Err(Failure {
+                // A connect error means no byte of the call left.
+                maybe_delivered: !e.is_connect(),
+                error: self.classify(&e, replica),
+            }),
+        }
     }
 
     /// With HTTP/2, the lane for the next call and its place there; a new
@@ -585,13 +630,42 @@ impl Upstream {
             }
             return GatewayError::UpstreamUnavailable { upstream, detail };
         }
-        match find_hyper_error(e) {
-            Some(h) if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() => {
-                GatewayError::UpstreamBadResponse { upstream, detail }
+        from_hyper(find_hyper_error(e), upstream, detail)
+    }
+
+    /// As [`Upstream::classify`], for a failure on the gateway's own pool.
+    fn classify_pooled(&self, e: &pool::Error, replica: &Uri) -> GatewayError {
+        let upstream = self.name.clone();
+        match e {
+            pool::Error::ConnectTimeout => {
+                let why = format!("connect timed out after {:?}", self.connect_timeout);
+                GatewayError::UpstreamTimeout {
+                    upstream,
+                    detail: self.at(replica, why),
+                }
             }
-            Some(h) if h.is_timeout() => GatewayError::UpstreamTimeout { upstream, detail },
-            _ => GatewayError::UpstreamUnavailable { upstream, detail },
+            pool::Error::Resolve(_) | pool::Error::Connect(_) => {
+                GatewayError::UpstreamUnavailable {
+                    upstream,
+                    detail: self.at(replica, e.to_string()),
+                }
+            }
+            pool::Error::Call { error, .. } => {
+                from_hyper(Some(error), upstream, self.at(replica, e.to_string()))
+            }
         }
+    }
+}
+
+/// An answer that was garbage is a bad response; one that never came in
+/// time, a timeout; anything else, the upstream unavailable.
+fn from_hyper(h: Option<&hyper::Error>, upstream: String, detail: String) -> GatewayError {
+    match h {
+        Some(h) if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() => {
+            GatewayError::UpstreamBadResponse { upstream, detail }
+        }
+        Some(h) if h.is_timeout() => GatewayError::UpstreamTimeout { upstream, detail },
+        _ => GatewayError::UpstreamUnavailable { upstream, detail },
     }
 }
 
