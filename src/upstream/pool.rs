@@ -315,8 +315,7 @@ mod tests {
     /// An agent answering every request on a connection with [`ANSWER`];
     /// counts connections accepted and those it saw closed.
     async fn agent() -> (Uri, Arc<[std::sync::atomic::AtomicUsize; 2]>) {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/rpc", listener.local_addr().unwrap());
+        let (listener, url) = listen().await;
         let counts: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::default();
         let seen = counts.clone();
         tokio::spawn(async move {
@@ -335,7 +334,18 @@ mod tests {
                 });
             }
         });
-        (url.parse().unwrap(), counts)
+        (url, counts)
+    }
+
+    fn url_of(addr: SocketAddr) -> Uri {
+        format!("http://{addr}/rpc").parse().unwrap()
+    }
+
+    /// A listener on a free loopback port, and its URL.
+    async fn listen() -> (TcpListener, Uri) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = url_of(listener.local_addr().unwrap());
+        (listener, url)
     }
 
     fn request() -> Request<Full<Bytes>> {
@@ -417,10 +427,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_connect_is_a_connect_error_and_nothing_was_delivered() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url: Uri = format!("http://{}/", listener.local_addr().unwrap())
-            .parse()
-            .unwrap();
+        let (listener, url) = listen().await;
         drop(listener);
         let e = pool(&url, 4, Duration::from_secs(60))
             .send(request())
@@ -446,8 +453,12 @@ mod tests {
                 queued.push(stream);
             }
         }
-        let url: Uri = format!("http://{addr}/").parse().unwrap();
-        let pool = Pool::for_url(&url, Duration::from_millis(200), 4, Duration::from_secs(60));
+        let pool = Pool::for_url(
+            &url_of(addr),
+            Duration::from_millis(200),
+            4,
+            Duration::from_secs(60),
+        );
         let started = Instant::now();
         let e = pool.unwrap().send(request()).await.unwrap_err();
         assert!(matches!(e, Error::ConnectTimeout), "{e}");
@@ -472,10 +483,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_cut_short_may_have_been_delivered() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url: Uri = format!("http://{}/", listener.local_addr().unwrap())
-            .parse()
-            .unwrap();
+        let (listener, url) = listen().await;
         tokio::spawn(async move {
             let (mut stream, _) = listener.accept().await.unwrap();
             let mut buf = [0u8; 4096];
