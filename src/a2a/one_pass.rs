@@ -11,25 +11,72 @@
 //! what any request is answered.
 
 use std::borrow::Cow;
+use std::fmt;
 
-use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::jsonrpc::{self, present};
+use super::jsonrpc;
 use super::params;
 use super::Method;
-use crate::sketch::Sketch;
+use crate::sketch::{Name, Sketch};
 
-#[derive(Deserialize)]
+/// The members of a request object, each read at most once.
+#[derive(Default)]
 struct Whole<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::sketch::borrowed_str")]
     method: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "params::read_member")]
     params: Option<Sketch<'a>>,
+}
+
+/// Reads a [`Whole`] from an object (anything else fails the reading).
+/// Written out rather than derived, so that the params reading can be given
+/// the document it reads from (see `crate::sketch::Plain`).
+struct WholeOf<'s> {
+    source: &'s str,
+}
+
+impl<'de, 's: 'de> DeserializeSeed<'de> for WholeOf<'s> {
+    type Value = Whole<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Whole<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, 's: 'de> Visitor<'de> for WholeOf<'s> {
+    type Value = Whole<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC request object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Whole<'de>, A::Error> {
+        let mut whole = Whole::default();
+        while let Some(Name(key)) = map.next_key::<Name<'de>>()? {
+            let repeated = match &*key {
+                "jsonrpc" => whole.jsonrpc.replace(map.next_value()?).is_some(),
+                "id" => whole.id.replace(map.next_value()?).is_some(),
+                "method" => {
+                    let Name(method) = map.next_value()?;
+                    whole.method.replace(method).is_some()
+                }
+                "params" => {
+                    let reading = params::member_reading(self.source);
+                    whole
+                        .params
+                        .replace(map.next_value_seed(reading)?)
+                        .is_some()
+                }
+                _ => map.next_value::<IgnoredAny>().map(|_| false)?,
+            };
+            if repeated {
+                return Err(A::Error::custom(format!("member '{key}' appears twice")));
+            }
+        }
+        Ok(whole)
+    }
 }
 
 /// A request's envelope, with its params either already read (one pass) or
@@ -78,7 +125,9 @@ fn read(body: &[u8]) -> Option<Request<'_>> {
     // One check of the whole body is cheaper than serde_json's check of
     // each string it reads from bytes (bad UTF-8 takes the two-pass path).
     let text = std::str::from_utf8(body).ok()?;
-    let whole: Whole<'_> = serde_json::from_str(text).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let whole = WholeOf { source: text }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
     if whole.jsonrpc?.get() != "\"2.0\"" {
         return None;
     }
@@ -156,6 +205,12 @@ mod tests {
         r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"t","deep":[[[[[[[[1,{"a":1,"a":2}]]]]]]]]}}"#,
         r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"t"},"extra":true}"#,
         r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"messageId":"m","role":"robot","parts":[{}]}}}"#,
+        // Long strings read plain (no control byte in the body).
+        r#"{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":"two\nlines \u00e9 \ud83d\ude00"},{"kind":"file","file":{"bytes":"aGk=","name":"a.txt"}}]}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"raw":"aGk=","mediaType":"text/plain"},{"text":"é"}]}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"text","text":["not","a","string"]}]}}}"#,
+        // Pretty-printed: read strictly, still in one pass.
+        "{\"jsonrpc\": \"2.0\",\n \"id\": 3,\n \"method\": \"message/send\",\n \"params\": {\"message\": {\"messageId\": \"m\", \"role\": \"user\", \"parts\": [{\"text\": \"t\"}]}}\n}",
     ];
 
     /// Left to the two-pass path, which names what is wrong.
@@ -175,6 +230,13 @@ mod tests {
         r#"[{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"t"}}]"#,
         r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"t""#,
         r#"{}"#,
+        // A raw control byte in a string: not JSON.
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"message/send\",\"params\":{\"message\":{\"messageId\":\"m\",\"role\":\"user\",\"parts\":[{\"text\":\"a\tb\"}]}}}",
+        // A lone surrogate: refused whether read plain or strictly.
+        r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"text":"\ud800"}]}}}"#,
+        // A name read plain that holds neither a string nor an array.
+        r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"text":5}]}}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"text":"x"}],"metadata":{"raw":{"k":1}}}}}"#,
     ];
 
     #[test]
