@@ -55,8 +55,7 @@ impl FleetView {
 
     /// Whether the upstream's card says it streams; `None` without a card.
     pub fn can_stream(&self, upstream: &str) -> Option<bool> {
-        let card = &self.card_of(upstream)?.card;
-        Some(card.pointer("/capabilities/streaming") == Some(&Value::Bool(true)))
+        Some(self.card_of(upstream)?.streaming)
     }
 }
 

