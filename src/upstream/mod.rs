@@ -622,11 +622,7 @@ impl Upstream {
         let detail = self.at(replica, chain(e));
         if e.is_connect() {
             if has_io_kind(e, std::io::ErrorKind::TimedOut) {
-                let why = format!("connect timed out after {:?}", self.connect_timeout);
-                return GatewayError::UpstreamTimeout {
-                    upstream,
-                    detail: self.at(replica, why),
-                };
+                return self.connect_timed_out(replica);
             }
             return GatewayError::UpstreamUnavailable { upstream, detail };
         }
@@ -637,13 +633,7 @@ impl Upstream {
     fn classify_pooled(&self, e: &pool::Error, replica: &Uri) -> GatewayError {
         let upstream = self.name.clone();
         match e {
-            pool::Error::ConnectTimeout => {
-                let why = format!("connect timed out after {:?}", self.connect_timeout);
-                GatewayError::UpstreamTimeout {
-                    upstream,
-                    detail: self.at(replica, why),
-                }
-            }
+            pool::Error::ConnectTimeout => self.connect_timed_out(replica),
             pool::Error::Resolve(_) | pool::Error::Connect(_) => {
                 GatewayError::UpstreamUnavailable {
                     upstream,
@@ -653,6 +643,15 @@ impl Upstream {
             pool::Error::Call { error, .. } => {
                 from_hyper(Some(error), upstream, self.at(replica, e.to_string()))
             }
+        }
+    }
+
+    /// The same answer from either client when a connect outlasts its limit.
+    fn connect_timed_out(&self, replica: &Uri) -> GatewayError {
+        let why = format!("connect timed out after {:?}", self.connect_timeout);
+        GatewayError::UpstreamTimeout {
+            upstream: self.name.clone(),
+            detail: self.at(replica, why),
         }
     }
 }
