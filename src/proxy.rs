@@ -27,7 +27,7 @@ use crate::routing::{learn, probe, request, Decision, Route, RouteInput, Rule};
 use crate::sketch::Sketch;
 use crate::sse::{RelaySettings, SseRelay};
 use crate::state::{AppState, ConnInfo};
-use crate::upstream::{headers, Caller, Lease, Origin};
+use crate::upstream::{headers, Caller, Leased, Origin};
 use crate::{cidr, client_ip};
 
 /// Unknown method names are echoed in errors; a client can send megabytes.
@@ -41,7 +41,7 @@ pub async fn handle(
     request: Request<Incoming>,
     path_upstream: Option<usize>,
 ) -> Response<Body> {
-    let request_id = request.headers().get("x-request-id");
+    let request_id = request.headers().get(crate::request_id::HEADER);
     let mut record = Record::new(request_id, state.metrics.clone());
     record.client = Some(client_address(&state, &request));
     let response = handle_call(&state, request, path_upstream, &mut record).await;
@@ -497,7 +497,7 @@ async fn read_body(
 /// unchanged; SSE bodies go through the event relay. Task and context ids
 /// seen on the way are remembered as owned by this upstream.
 fn relay(
-    response: Response<Incoming>,
+    response: Response<Leased>,
     state: &Arc<AppState>,
     owner: Arc<str>,
     id: Option<&RawValue>,
@@ -505,9 +505,8 @@ fn relay(
     permits: Permits,
     seen: Sighting,
 ) -> Response<Body> {
+    // The body holds the call's pooled connection or HTTP/2 place.
     let (mut parts, body) = response.into_parts();
-    // An HTTP/2 call's place on its connection lasts as long as its body.
-    let lease = parts.extensions.remove::<Lease>();
     headers::strip_hop_by_hop(&mut parts.headers);
     // The client's connection has its own version; hyper writes the right one.
     parts.version = Version::HTTP_11;
@@ -542,12 +541,12 @@ fn relay(
         // A stream holds its stream place for its whole life, but not an
         // in-flight slot: streams are bounded by their own limits.
         drop(permits.slot);
-        Guarded::new(SseRelay::new(body, settings), (permits.stream, open, lease)).boxed_unsync()
+        Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
     } else {
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
             learner.observe_answer(&learn::from_response(bytes), &owner, seen.skill.as_deref());
         });
-        Guarded::new(observed, (permits, lease))
+        Guarded::new(observed, permits)
             .map_err(Into::into)
             .boxed_unsync()
     };

@@ -8,8 +8,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use http::{HeaderValue, Request};
+use http::{HeaderName, HeaderValue, Request};
 use tower_http::request_id::{MakeRequestId, RequestId};
+
+/// `X-Request-Id`, as a name made once: a lookup by `&str` checks and
+/// lower-cases the name on every call.
+pub const HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
 #[derive(Clone, Copy, Default)]
 pub struct MakeSequentialId;

@@ -77,7 +77,7 @@ pub fn proxy(shared: Shared) -> HttpService {
                 .make_span_with(|request: &Request<Incoming>| {
                     let id = request
                         .headers()
-                        .get("x-request-id")
+                        .get(crate::request_id::HEADER)
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or("");
                     tracing::info_span!("request", id, method = %request.method(), path = %request.uri().path())

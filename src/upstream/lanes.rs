@@ -19,7 +19,7 @@ use super::lease::Lease;
 
 /// A call's place on a lane, held (in a [`Lease`]) until its answer's body
 /// is dropped.
-struct Place(Arc<AtomicUsize>);
+pub(super) struct Place(Arc<AtomicUsize>);
 
 impl Drop for Place {
     fn drop(&mut self) {
@@ -56,7 +56,7 @@ impl<C: Clone> Lanes<C> {
         });
         let (client, calls) = &lanes[index];
         calls.fetch_add(1, Ordering::AcqRel);
-        (client.clone(), Lease::new(Place(calls.clone())))
+        (client.clone(), Lease::lane(Place(calls.clone())))
     }
 
     /// Calls on each lane now, in lane order.
@@ -93,11 +93,8 @@ mod tests {
         let (d, _l4) = lanes.take(&mut open);
         assert_eq!(d, 1);
         assert_eq!(lanes.load(), [2, 1]);
-        // Clones share one place: it is freed with the last of them.
-        let copy = l2.clone();
         drop(l2);
-        assert_eq!(lanes.load(), [2, 1]);
-        drop(copy);
+        assert_eq!(lanes.load(), [1, 1]);
         drop(l3);
         assert_eq!(lanes.load(), [1, 0]);
         assert_eq!(opened, 2);

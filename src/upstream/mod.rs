@@ -74,7 +74,6 @@ use http::header::{self, HeaderName, HeaderValue};
 use http::request::Parts;
 use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
 use hyper_rustls::{FixedServerNameResolver, HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -89,7 +88,8 @@ use replicas::{Attempt, Replicas};
 
 pub use breaker::State as BreakerState;
 use lanes::Lanes;
-pub use lease::Lease;
+use lease::Lease;
+pub use lease::Leased;
 use pool::Pool;
 pub use replicas::ReplicaHealth;
 
@@ -321,7 +321,7 @@ impl Upstream {
     /// Sends a JSON-RPC call to one of the replicas' endpoints and waits for
     /// the response head, the whole call (failovers included) bounded by the
     /// response-header timeout. The body is left to the caller to stream.
-    pub async fn call(&self, call: RpcCall) -> Result<Response<Incoming>, GatewayError> {
+    pub async fn call(&self, call: RpcCall) -> Result<Response<Leased>, GatewayError> {
         let deadline = tokio::time::Instant::now() + self.response_header_timeout;
         let RpcCall { head, body, query } = call;
         let how = Addressing::Endpoint(query);
@@ -334,7 +334,7 @@ impl Upstream {
     pub async fn send(
         &self,
         request: Request<Full<Bytes>>,
-    ) -> Result<Response<Incoming>, GatewayError> {
+    ) -> Result<Response<Leased>, GatewayError> {
         let deadline = tokio::time::Instant::now() + self.response_header_timeout;
         if !self.is_ours(request.uri()) {
             return self.send_direct(request, deadline).await;
@@ -359,7 +359,7 @@ impl Upstream {
         body: Bytes,
         how: &Addressing,
         deadline: tokio::time::Instant,
-    ) -> Result<Response<Incoming>, GatewayError> {
+    ) -> Result<Response<Leased>, GatewayError> {
         // Inline for up to 16 replicas: no allocation on a call's path.
         let mut tried: SmallVec<[bool; 16]> = smallvec::smallvec![false; self.replicas.len()];
         let mut last = None;
@@ -391,7 +391,7 @@ impl Upstream {
         attempt: Attempt<'_>,
         request: Request<Full<Bytes>>,
         deadline: tokio::time::Instant,
-    ) -> Result<Response<Incoming>, Failure> {
+    ) -> Result<Response<Leased>, Failure> {
         let replica = attempt.endpoint().clone();
         let pool = self.pools.get(attempt.index()).and_then(Option::as_ref);
         let sent = async {
@@ -420,7 +420,7 @@ impl Upstream {
         pool: &Pool,
         mut request: Request<Full<Bytes>>,
         replica: &Uri,
-    ) -> Result<Response<Incoming>, Failure> {
+    ) -> Result<Response<Leased>, Failure> {
         origin_form(request.uri_mut());
         pool.send(request).await.map_err(|e| Failure {
             maybe_delivered: e.maybe_delivered(),
@@ -433,17 +433,12 @@ impl Upstream {
         &self,
         request: Request<Full<Bytes>>,
         replica: &Uri,
-    ) -> Result<Response<Incoming>, Failure> {
+    ) -> Result<Response<Leased>, Failure> {
         let (lane, lease) = self.lane();
         let client = lane.as_ref().unwrap_or(&self.client);
         match client.request(request).await {
-            Ok(mut response) => {
-                if let Some(lease) = lease {
-                    // Held until the relay drops the answer's body.
-                    response.extensions_mut().insert(lease);
-                }
-                Ok(response)
-            }
+            // The lane's place is held until the answer's body is dropped.
+            Ok(response) => Ok(response.map(|body| Leased::new(body, lease))),
             Err(e) => Err(Failure {
                 // A connect error means no byte of the call left.
                 maybe_delivered: !e.is_connect(),
@@ -474,10 +469,10 @@ impl Upstream {
         &self,
         request: Request<Full<Bytes>>,
         deadline: tokio::time::Instant,
-    ) -> Result<Response<Incoming>, GatewayError> {
+    ) -> Result<Response<Leased>, GatewayError> {
         let target = request.uri().clone();
         match tokio::time::timeout_at(deadline, self.client.request(request)).await {
-            Ok(Ok(response)) => Ok(response),
+            Ok(Ok(response)) => Ok(response.map(|body| Leased::new(body, None))),
             Ok(Err(e)) => Err(self.classify(&e, &target)),
             Err(_) => Err(self.header_timeout(&target)),
         }
@@ -513,7 +508,7 @@ impl Upstream {
     async fn bounded(
         &self,
         what: String,
-        sent: impl std::future::Future<Output = Result<Response<Incoming>, GatewayError>>,
+        sent: impl std::future::Future<Output = Result<Response<Leased>, GatewayError>>,
         max_bytes: usize,
         limit: Duration,
     ) -> Result<Exchanged, GatewayError> {

@@ -29,12 +29,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::{Request, Response, Uri};
 use http_body_util::Full;
-use hyper::body::Incoming;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use super::lease::Lease;
+use super::lease::{Lease, Leased};
 
 type Sender = SendRequest<Full<Bytes>>;
 
@@ -129,21 +128,18 @@ impl Pool {
     }
 
     /// Sends `request` (origin-form URI, `Host` set) on an idle connection
-    /// or a new one. The answer carries the connection in a [`Lease`].
-    pub async fn send(
-        &self,
-        mut request: Request<Full<Bytes>>,
-    ) -> Result<Response<Incoming>, Error> {
+    /// or a new one. The answer's body holds the connection (a [`Lease`]).
+    pub async fn send(&self, mut request: Request<Full<Bytes>>) -> Result<Response<Leased>, Error> {
         loop {
             let (mut sender, reused) = self.checkout().await?;
             match sender.try_send_request(request).await {
-                Ok(mut response) => {
+                Ok(response) => {
                     let back = Returning {
                         sender: Some(sender),
                         pool: Arc::clone(&self.inner),
                     };
-                    response.extensions_mut().insert(Lease::new(back));
-                    return Ok(response);
+                    let lease = Some(Lease::connection(back));
+                    return Ok(response.map(|body| Leased::new(body, lease)));
                 }
                 Err(mut e) => match e.take_message() {
                     // A pooled connection that was closing gave it back
@@ -290,7 +286,7 @@ async fn reap(pool: Weak<Inner>) {
 }
 
 /// A connection on loan to an answer; back to the pool when dropped.
-struct Returning {
+pub(super) struct Returning {
     sender: Option<Sender>,
     pool: Arc<Inner>,
 }
@@ -357,7 +353,7 @@ mod tests {
             .unwrap()
     }
 
-    async fn read(response: Response<Incoming>) -> Bytes {
+    async fn read(response: Response<Leased>) -> Bytes {
         use http_body_util::BodyExt;
         response.into_body().collect().await.unwrap().to_bytes()
     }
