@@ -526,7 +526,7 @@ fn relay(
                     .observe(seen.started.elapsed().as_secs_f64());
             }
             for kind in &observed.kinds {
-                metrics.sse_events.with_label_values(&[kind]).inc();
+                metrics.sse_event(kind);
             }
             learner.observe_events(&observed, &owner, seen.skill.as_deref(), &mut tasks);
         });
