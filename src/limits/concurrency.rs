@@ -168,7 +168,8 @@ impl Streams {
 }
 
 pin_project! {
-    /// A body that holds `guard` (permits) until it is dropped.
+    /// A body that holds `guard` (permits, a lease) until it is dropped.
+    #[derive(Debug)]
     pub struct Guarded<B, G> {
         #[pin]
         inner: B,
