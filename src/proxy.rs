@@ -513,7 +513,7 @@ fn relay(
     let learner = state.clone();
     let body = if is_event_stream(&parts.headers) {
         parts.headers.remove(header::CONTENT_LENGTH);
-        let upstream = owner.to_string();
+        let upstream = owner.clone();
         let open = StreamOpen::new(state.metrics.clone());
         let mut first = true;
         let mut tasks = crate::metrics::StreamTasks::new(state.metrics.clone());

@@ -93,24 +93,24 @@ impl Drop for Waiter<'_> {
 /// open, and there are at most `max_total` of those.
 pub struct Streams {
     total: Arc<Semaphore>,
-    per_caller: Arc<Mutex<HashMap<String, usize>>>,
+    per_caller: Arc<Mutex<HashMap<Arc<str>, usize>>>,
     max_per_caller: usize,
 }
 
 /// One open stream; releases its places when dropped.
 pub struct StreamPermit {
     _total: OwnedSemaphorePermit,
-    caller: String,
-    per_caller: Arc<Mutex<HashMap<String, usize>>>,
+    caller: Arc<str>,
+    per_caller: Arc<Mutex<HashMap<Arc<str>, usize>>>,
 }
 
 impl Drop for StreamPermit {
     fn drop(&mut self) {
         if let Ok(mut counts) = self.per_caller.lock() {
-            if let Some(n) = counts.get_mut(&self.caller) {
+            if let Some(n) = counts.get_mut(&*self.caller) {
                 *n = n.saturating_sub(1);
                 if *n == 0 {
-                    counts.remove(&self.caller);
+                    counts.remove(&*self.caller);
                 }
             }
         }
@@ -140,20 +140,25 @@ impl Streams {
             .per_caller
             .lock()
             .map_err(|_| GatewayError::Internal("stream accounting unavailable".into()))?;
-        let n = counts.entry(caller.to_string()).or_insert(0);
-        if *n >= self.max_per_caller {
-            return Err(GatewayError::Overloaded {
-                limit: "streams",
-                reason: format!(
-                    "this caller already has {} streams open (the maximum)",
-                    self.max_per_caller
-                ),
-            });
-        }
-        *n += 1;
+        // The map's key is shared with the caller's permits, so a stream
+        // holds no copy of its own (it lives as long as the stream).
+        let key = match counts.get_key_value(caller) {
+            Some((key, &n)) if n < self.max_per_caller => key.clone(),
+            None if self.max_per_caller > 0 => Arc::from(caller),
+            _ => {
+                return Err(GatewayError::Overloaded {
+                    limit: "streams",
+                    reason: format!(
+                        "this caller already has {} streams open (the maximum)",
+                        self.max_per_caller
+                    ),
+                })
+            }
+        };
+        *counts.entry(key.clone()).or_insert(0) += 1;
         Ok(StreamPermit {
             _total: total,
-            caller: caller.to_string(),
+            caller: key,
             per_caller: self.per_caller.clone(),
         })
     }
@@ -258,5 +263,17 @@ mod tests {
         assert_eq!(s.per_caller.lock().unwrap().len(), 50);
         drop(permits);
         assert!(s.per_caller.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_callers_streams_share_one_key_and_a_refusal_leaves_none() {
+        let s = Streams::new(10, 3);
+        let a1 = s.try_open("a").unwrap();
+        let a2 = s.try_open("a").unwrap();
+        assert!(Arc::ptr_eq(&a1.caller, &a2.caller));
+        let none = Streams::new(10, 0);
+        assert!(none.try_open("a").is_err());
+        assert!(none.per_caller.lock().unwrap().is_empty());
+        assert_eq!(none.open(), 0);
     }
 }

@@ -391,7 +391,9 @@ const TERMINAL: [&str; 4] = ["completed", "failed", "canceled", "rejected"];
 /// running when the stream ends. Timings are the same as with the cache alone.
 pub struct StreamTasks {
     metrics: Arc<Metrics>,
-    started: Vec<Started>,
+    /// Inline room for one: a stream nearly always carries one task, and a
+    /// stream holds this for its whole life (a `Vec` allocated room for four).
+    started: smallvec::SmallVec<[Started; 1]>,
 }
 
 struct Started {
@@ -409,7 +411,7 @@ impl StreamTasks {
     pub fn new(metrics: Arc<Metrics>) -> Self {
         Self {
             metrics,
-            started: Vec::new(),
+            started: smallvec::SmallVec::new(),
         }
     }
 

@@ -232,7 +232,11 @@ impl Accepted {
 
     /// Serves the connection to its end. A plain fn returning a small
     /// future: only the boxed connection and the peer's address are kept.
-    fn serve<I>(self, io: I, protocol: Protocol) -> impl Future<Output = ()>
+    /// It takes the box itself, so the box is freed here; a caller that
+    /// moved out of it would hold the emptied allocation until it returned,
+    /// that is for the connection's whole life.
+    #[allow(clippy::boxed_local)] // the box is the point: see above
+    fn serve<I>(self: Box<Self>, io: I, protocol: Protocol) -> impl Future<Output = ()>
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
@@ -243,7 +247,7 @@ impl Accepted {
             watcher,
             _open: open,
             ..
-        } = self;
+        } = *self;
         let remote = info.remote;
         let conn = protocols.serve(io, protocol, service, info, watcher);
         async move {

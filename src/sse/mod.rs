@@ -33,7 +33,8 @@ pub type OnEvents = Box<dyn FnMut(&[u8]) + Send>;
 
 /// What the relay needs to know besides the upstream body.
 pub struct RelaySettings {
-    pub upstream: String,
+    /// Shared with the routing table: a stream holds this for its life.
+    pub upstream: std::sync::Arc<str>,
     /// The request id as raw JSON (`None` for a notification).
     pub request_id: Option<Box<RawValue>>,
     pub idle_timeout: Duration,
@@ -228,7 +229,7 @@ fn finish(
         codes::SHUTTING_DOWN => why.to_string(),
         _ => format!("upstream '{}': {why}", settings.upstream),
     };
-    let data = serde_json::json!({ "upstream": settings.upstream });
+    let data = serde_json::json!({ "upstream": &*settings.upstream });
     let body = jsonrpc::error_body(settings.request_id.as_deref(), code, &message, Some(&data));
     let mut event = BytesMut::with_capacity(body.len() + 8);
     event.extend_from_slice(b"data: ");
