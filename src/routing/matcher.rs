@@ -343,21 +343,37 @@ fn words(lower: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The non-empty [`words`] of ASCII text, found byte by byte (no UTF-8
-/// decoding, and slices cut at ASCII bytes need no validation).
+/// decoding, and slices cut at ASCII bytes need no validation). A plain
+/// index loop over a byte table: the `position` iterators it replaced cost
+/// ~20 instructions a byte, most of a fleet call's matching.
 fn ascii_words(lower: &str) -> impl Iterator<Item = &str> {
-    let mut rest = lower;
+    let bytes = lower.as_bytes();
+    let mut i = 0;
     std::iter::from_fn(move || {
-        let start = rest.bytes().position(|b| b.is_ascii_alphanumeric())?;
-        let tail = &rest[start..];
-        let end = tail
-            .bytes()
-            .position(|b| !b.is_ascii_alphanumeric())
-            .unwrap_or(tail.len());
-        let (word, after) = tail.split_at(end);
-        rest = after;
-        Some(word)
+        while i < bytes.len() && !ALNUM[usize::from(bytes[i])] {
+            i += 1;
+        }
+        if i == bytes.len() {
+            return None;
+        }
+        let start = i;
+        while i < bytes.len() && ALNUM[usize::from(bytes[i])] {
+            i += 1;
+        }
+        lower.get(start..i)
     })
 }
+
+/// `ALNUM[b]`: byte `b` is an ASCII letter or digit.
+static ALNUM: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    table
+};
 
 /// At least two characters and not a stopword.
 fn is_token(word: &str) -> bool {
@@ -690,6 +706,14 @@ mod tests {
         ) {
             let text = words.join(" ");
             prop_assert_eq!(tokens(&text), reference_tokens(&text));
+        }
+
+        /// The byte scanner finds exactly the non-empty words of ASCII text.
+        #[test]
+        fn ascii_words_are_the_words(text in "[ -~\t\n]{0,80}") {
+            let lower = text.to_ascii_lowercase();
+            let expected: Vec<&str> = words(&lower).filter(|w| !w.is_empty()).collect();
+            prop_assert_eq!(ascii_words(&lower).collect::<Vec<_>>(), expected);
         }
 
         /// What lets `Starts` skip a word before stemming it.
