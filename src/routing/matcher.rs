@@ -115,7 +115,7 @@ type Postings = HashMap<String, Term, foldhash::fast::RandomState>;
 struct Term {
     /// The term's place among all terms in byte order. A message's hits are
     /// summed in this order, so that a score (a float sum) does not depend
-    /// on word order; sorting ranks costs a tenth of sorting the words.
+    /// on word order; ranks compare as integers, words with a `memcmp`.
     rank: usize,
     /// (skill index, precomputed BM25 weight).
     postings: Vec<(usize, f64)>,
