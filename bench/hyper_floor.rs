@@ -4,7 +4,8 @@
 //! part of the gateway's cost is ours and which is the HTTP stack's
 //! (bench/profile.md). With `own`, the upstream side is hyper's HTTP/1.1
 //! connections in a pool of our own (`own_pool.rs`) instead of the legacy
-//! client.
+//! client; with `own` and `FLOOR_PER_CORE=N` as well, it serves on N
+//! single-threaded runtimes instead of one multi-threaded one.
 mod own_pool;
 
 use http::uri::{Authority, Scheme, Uri};
@@ -29,6 +30,17 @@ fn main() {
         eprintln!("bad upstream address {upstream}");
         std::process::exit(2);
     };
+    let per_core = std::env::var("FLOOR_PER_CORE")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    if let (true, Some(n)) = (own, per_core) {
+        // Each thread binds the port itself: port 0 would give each its own.
+        let Some(port) = port.parse::<u16>().ok().filter(|p| *p != 0) else {
+            eprintln!("FLOOR_PER_CORE needs a fixed LISTEN_PORT, got {port}");
+            std::process::exit(2);
+        };
+        return serve_per_core(n, port, upstream);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -83,6 +95,44 @@ fn main() {
         })
         .await
     });
+}
+
+/// nginx's shape: `n` threads, each with a single-threaded runtime, its own
+/// `SO_REUSEPORT` listener on `port` and its own pool, so a call never
+/// leaves the thread that accepted it (no work stealing, no wake-ups across
+/// threads). Ends with the process (SIGTERM's default action).
+fn serve_per_core(n: usize, port: u16, upstream: String) {
+    let threads: Vec<_> = (0..n)
+        .map(|_| {
+            let upstream = upstream.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap_or_else(|e| panic!("runtime: {e}"));
+                rt.block_on(async move {
+                    let listener = reuseport_listener(port).unwrap_or_else(|e| panic!("bind: {e}"));
+                    let pool = own_pool::Pool::new(upstream);
+                    serve(listener, move |mut req: Request<Incoming>| {
+                        let pool = pool.clone();
+                        *req.version_mut() = http::Version::HTTP_11;
+                        async move { answer(pool.send(req).await) }
+                    })
+                    .await
+                })
+            })
+        })
+        .collect();
+    for thread in threads {
+        let _ = thread.join();
+    }
+}
+
+fn reuseport_listener(port: u16) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.set_reuseport(true)?;
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))?;
+    socket.listen(1024)
 }
 
 /// Accepts connections for ever, each served by hyper-util's auto server.
