@@ -67,13 +67,7 @@ fn main() {
             std::process::exit(0);
         });
         if own {
-            let pool = own_pool::Pool::new(upstream);
-            return serve(listener, move |mut req: Request<Incoming>| {
-                let pool = pool.clone();
-                *req.version_mut() = http::Version::HTTP_11;
-                async move { answer(pool.send(req).await) }
-            })
-            .await;
+            return serve_own(listener, upstream).await;
         }
         let client: Client<HttpConnector, Incoming> =
             Client::builder(TokioExecutor::new()).build(HttpConnector::new());
@@ -112,13 +106,7 @@ fn serve_per_core(n: usize, port: u16, upstream: String) {
                     .unwrap_or_else(|e| panic!("runtime: {e}"));
                 rt.block_on(async move {
                     let listener = reuseport_listener(port).unwrap_or_else(|e| panic!("bind: {e}"));
-                    let pool = own_pool::Pool::new(upstream);
-                    serve(listener, move |mut req: Request<Incoming>| {
-                        let pool = pool.clone();
-                        *req.version_mut() = http::Version::HTTP_11;
-                        async move { answer(pool.send(req).await) }
-                    })
-                    .await
+                    serve_own(listener, upstream).await
                 })
             })
         })
@@ -133,6 +121,17 @@ fn reuseport_listener(port: u16) -> std::io::Result<tokio::net::TcpListener> {
     socket.set_reuseport(true)?;
     socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))?;
     socket.listen(1024)
+}
+
+/// Serves with the upstream side on a pool of our own (`own_pool.rs`).
+async fn serve_own(listener: tokio::net::TcpListener, upstream: String) {
+    let pool = own_pool::Pool::new(upstream);
+    serve(listener, move |mut req: Request<Incoming>| {
+        let pool = pool.clone();
+        *req.version_mut() = http::Version::HTTP_11;
+        async move { answer(pool.send(req).await) }
+    })
+    .await
 }
 
 /// Accepts connections for ever, each served by hyper-util's auto server.
