@@ -116,8 +116,8 @@ stop_pid() { # PID: TERM, wait, then KILL; the PID is forgotten (never killed tw
 }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+. bench/configs.sh
 FLEET_N=8   # agents with skills of their own (bench-upstream serve --fleet)
-FLEET_SKILLS=(translate travel weather invoices code-review calendar support research)
 BASE=${BENCH_PORT_BASE:-}
 if [ -z "$BASE" ]; then
   for b in $(seq 20000 100 21900); do
@@ -195,19 +195,7 @@ python3 bench/bodies.py "$OUT"
 SECRETS=$PWD/$OUT/secrets
 "$UP" secrets "$SECRETS" || { echo "bench-upstream secrets failed" >&2; exit 1; }
 TOKEN=$(cat "$SECRETS/token")
-{ cat bench/gateway.toml; cat <<EOF
-
-[tls]
-cert = "$SECRETS/cert.pem"
-key = "$SECRETS/key.pem"
-
-[auth.schemes.bearer]
-type = "http"
-scheme = "bearer"
-bearer_format = "JWT"
-jwt = { issuer = "bench", audience = ["a2a-gateway"], algorithms = ["ES256"], keys = [ { kid = "bench", algorithm = "ES256", pem_file = "$SECRETS/jwt-public.pem" } ] }
-EOF
-} >"$OUT/gateway-tls.toml"
+tls_config "$SECRETS" >"$OUT/gateway-tls.toml"
 # Both TLS targets get the same request bytes: the token goes to nginx too
 # (which passes it on), and the client trusts the bench certificate.
 CLIENT_TLS=(--cacert "$SECRETS/cert.pem" -H "authorization: Bearer $TOKEN")
@@ -656,13 +644,7 @@ say "message/send 1 KiB through a fleet of $((FLEET_N + 1)) agents (routing by s
 "$UP" serve "$FPORT" --fleet "$FLEET_N" 2>>"$OUT/logs/fleet.log" &
 FLEET_PID=$!; PIDS+=("$FLEET_PID")
 wait_http "http://127.0.0.1:$FPORT/.well-known/agent-card.json" 20 || { echo "fleet agents did not start" >&2; exit 1; }
-{ cat bench/gateway.toml
-  printf '\n[routing]\ndefault_upstream = "bench"\n'
-  for i in $(seq 0 $((FLEET_N - 1))); do
-    printf '\n[[upstreams]]\nname = "%s"\nurl = "http://127.0.0.1:%d/"\nmax_in_flight = 4096\n' \
-      "${FLEET_SKILLS[$i]}" $((FPORT + i))
-  done
-} >"$OUT/gateway-fleet.toml"
+fleet_config "$FPORT" "$FLEET_N" >"$OUT/gateway-fleet.toml"
 stop_gateway
 GW_CONFIG=$OUT/gateway-fleet.toml start_gateway
 fleet_ok=1
