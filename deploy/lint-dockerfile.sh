@@ -3,7 +3,7 @@
 # deploy/tools.sh). Any finding fails, down to "info"; a rule that does not
 # apply is ignored in the Dockerfile itself with a comment saying why.
 # Also checks that the files the build stage copies (Cargo.toml, Cargo.lock,
-# src/) are all that Cargo needs to find the package's targets.
+# src/, bench/) are all that Cargo needs to find the package's targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . deploy/tools.sh
@@ -16,10 +16,12 @@ context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 cp Cargo.toml Cargo.lock "$context"/
 cp -r src "$context"/
+mkdir "$context/bench"
+cp bench/*.rs "$context/bench/"   # the examples' sources: all cargo looks for
 if ! cargo metadata --quiet --no-deps --offline --format-version 1 \
      --manifest-path "$context/Cargo.toml" >/dev/null; then
-  echo "ERROR: the Dockerfile's build stage copies only Cargo.toml, Cargo.lock and src/;" >&2
-  echo "       Cargo.toml needs more (a target outside src/?): add it to the COPY lines" >&2
+  echo "ERROR: the Dockerfile's build stage copies only Cargo.toml, Cargo.lock, src/ and bench/;" >&2
+  echo "       Cargo.toml needs more (a target outside src/ and bench/?): add it to the COPY lines" >&2
   exit 1
 fi
-echo "Dockerfile: Cargo.toml, Cargo.lock and src/ are enough for cargo to find the targets"
+echo "Dockerfile: Cargo.toml, Cargo.lock, src/ and bench/ are enough for cargo to find the targets"
