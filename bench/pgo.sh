@@ -4,7 +4,7 @@
 # `cargo build --release` is not. Measured in bench/profile.md ("A build
 # guided by a profile").
 #
-#   bash bench/pgo.sh     -> target/pgo/release/a2a-gateway (~15 min on 2 cores)
+#   bash bench/pgo.sh     -> target/pgo/release/a2a-gateway (~13 min from scratch on 2 cores)
 #
 # 1. llvm-profdata from rustup's llvm-tools component (installed if missing:
 #    it must match rustc's LLVM, so Debian's llvm will not do).
