@@ -27,10 +27,10 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 COPY bench ./bench
-RUN if [ "$PGO" = 1 ]; then \
-        bash bench/pgo.sh && cp target/pgo/release/a2a-gateway /a2a-gateway; \
-    else \
+RUN if [ "$PGO" = 0 ]; then \
         cargo build --release --locked && cp target/release/a2a-gateway /a2a-gateway; \
+    else \
+        bash bench/pgo.sh && cp target/pgo/release/a2a-gateway /a2a-gateway; \
     fi
 
 FROM gcr.io/distroless/cc-debian12:nonroot

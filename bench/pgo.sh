@@ -143,8 +143,12 @@ U=https://127.0.0.1:$GPORT/
 load "$U" 2 --cacert "$SECRETS/cert.pem" -H "authorization: Bearer $TOKEN"
 load "$U" 2 --h2 --cacert "$SECRETS/cert.pem" -H "authorization: Bearer $TOKEN"
 answers 401 "$U" --cacert "$SECRETS/cert.pem" "${post[@]}" --data-binary "@$OUT/send1k.json"
+# Forged: the signature's first character changed (not its last, whose low
+# bits may be padding that a decoder ignores).
+sig=${TOKEN##*.}
+case ${sig:0:1} in A) first=B ;; *) first=A ;; esac
 answers 401 "$U" --cacert "$SECRETS/cert.pem" "${post[@]}" --data-binary "@$OUT/send1k.json" \
-  -H "authorization: Bearer ${TOKEN%?}x"
+  -H "authorization: Bearer ${TOKEN%.*}.$first${sig:1}"
 gateway_stop
 
 echo "pgo: training, a fleet routed by skill (about 10 s)"
