@@ -77,7 +77,7 @@ wait_ok() { # URL [curl options]: until it answers 2xx (at most 20 s)
   local url=$1 _
   shift
   for _ in $(seq 100); do
-    curl -sf -o /dev/null "$@" "$url" && return 0
+    curl -sf --max-time 2 -o /dev/null "$@" "$url" && return 0
     sleep 0.2
   done
   echo "pgo: $url did not answer" >&2
@@ -117,7 +117,7 @@ answers() { # STATUS URL [curl options]: 50 calls that must answer STATUS
   local want=$1 url=$2 got _
   shift 2
   for _ in $(seq 50); do
-    got=$(curl -s -o /dev/null -w '%{http_code}' "$@" "$url")
+    got=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$@" "$url")
     [ "$got" = "$want" ] || { echo "pgo: $url answered $got, not $want" >&2; return 1; }
   done
 }
