@@ -533,6 +533,10 @@ async fn a_token_sent_again_is_not_verified_again() {
     let first = v.validate(&token).await.expect("valid");
     let again = v.validate(&token).await.expect("still valid");
     assert_eq!(first, again);
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &again),
+        "the cache answers with the token it keeps, not a copy"
+    );
     assert_eq!(
         v.signature_checks(),
         1,
@@ -651,6 +655,24 @@ async fn removed_key_is_refused_once_the_cache_expires() {
         before + 1,
         "one fetch on expiry, no extra refetch"
     );
+}
+
+#[tokio::test]
+async fn a_remembered_token_fetches_nothing_while_the_keys_are_fresh() {
+    let server = KeyServer::start(vec![jwk(&rsa1(), Algorithm::RS256, "a")]).await;
+    let v = jwks_validator(&server, "1h", "0s");
+    let token = sign(Algorithm::RS256, Some("a"), &rsa1(), &claims());
+    assert_eq!(v.validate(&token).await.expect("valid").subject, "alice");
+    let fetched = server.hits();
+    for _ in 0..5 {
+        assert_eq!(v.validate(&token).await.expect("valid").subject, "alice");
+    }
+    assert_eq!(server.hits(), fetched, "no fetch for a remembered token");
+    assert_eq!(v.signature_checks(), 1);
+    // A token with a kid the snapshot lacks still asks for the keys again.
+    let other = sign(Algorithm::RS256, Some("z"), &rsa1(), &claims());
+    assert_eq!(v.validate(&other).await, Err(JwtError::UnknownKey));
+    assert_eq!(server.hits(), fetched + 1);
 }
 
 #[tokio::test]

@@ -88,7 +88,7 @@ mod tests {
             subject: subject.into(),
             scheme: "t".into(),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
-            claims,
+            claims: std::sync::Arc::new(claims),
         }
     }
 

@@ -131,11 +131,16 @@ impl JwksSource {
         let _ = self.fresh(seen).await;
     }
 
+    /// The cached keys while they are fresh; nothing is fetched.
+    pub fn fresh_now(&self) -> Option<Arc<Snapshot>> {
+        self.current
+            .load_full()
+            .filter(|s| s.fetched_at.elapsed() < self.config.cache_ttl)
+    }
+
     async fn fresh(&self, seen: u64) -> Result<Arc<Snapshot>, JwtError> {
-        if let Some(s) = self.current.load_full() {
-            if s.fetched_at.elapsed() < self.config.cache_ttl {
-                return Ok(s);
-            }
+        if let Some(s) = self.fresh_now() {
+            return Ok(s);
         }
         let mut gate = self.gate.lock().await;
         let someone_tried = self.attempts.load(Ordering::Acquire) != seen;

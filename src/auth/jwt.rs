@@ -459,7 +459,9 @@ pub struct ValidToken {
     /// `sub`.
     pub subject: String,
     pub scopes: Vec<String>,
-    pub claims: Map<String, Value>,
+    /// Shared with every identity made from this token: a remembered token
+    /// answers each call without copying its claims.
+    pub claims: Arc<Map<String, Value>>,
 }
 
 /// Why a token was refused; `reason()` is a bounded label for metrics.
@@ -555,23 +557,48 @@ impl JwtValidator {
     }
 
     /// Validates `token` (the part after "Bearer ").
-    pub async fn validate(&self, token: &str) -> Result<ValidToken, JwtError> {
+    ///
+    /// A token remembered as verified is answered before its header is
+    /// read when the keys it was verified with are still the ones in use:
+    /// the same bytes have the same header, so the same algorithm and kid.
+    /// Only the time is checked again. Otherwise the keys are found (and
+    /// fetched if they must be) and the cache is asked again with them.
+    pub async fn validate(&self, token: &str) -> Result<Arc<ValidToken>, JwtError> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(JwtError::Malformed);
+        }
+        let digest = VerifiedTokens::digest(token);
+        if let Some(hit) = self.remembered_now(&digest) {
+            hit.check_time(verified::now(), self.settings.leeway.as_secs())?;
+            return Ok(Arc::clone(&hit.token));
+        }
         let header = parse_header(token)?;
         let alg = self.allowed(&header.alg)?;
         let found = self.keys_for(alg, header.kid.as_deref()).await?;
         if found.keys.is_empty() {
             return Err(JwtError::UnknownKey);
         }
-        let digest = VerifiedTokens::digest(token);
         if let Some(hit) = self.verified.get(&digest, found.snapshot.as_ref()) {
             hit.check_time(verified::now(), self.settings.leeway.as_secs())?;
-            return Ok(hit.token.clone());
+            return Ok(Arc::clone(&hit.token));
         }
         self.checks.fetch_add(1, Ordering::Relaxed);
         let claims = self.verify(token, alg, &found.keys, found.issuer.as_deref())?;
-        let valid = valid_token(claims, &self.settings.scope_claim)?;
+        let valid = Arc::new(valid_token(claims, &self.settings.scope_claim)?);
         self.verified.insert(digest, &valid, found.snapshot);
         Ok(valid)
+    }
+
+    /// The verified entry for `digest`, if it was checked against the keys
+    /// in use now without fetching any: the static keys, or a JWKS snapshot
+    /// that has not expired. An expired or missing snapshot is left to
+    /// [`JwtValidator::keys_for`], which knows when to fetch.
+    fn remembered_now(&self, digest: &verified::Digest32) -> Option<Arc<verified::Verified>> {
+        let snapshot = match &self.remote {
+            None => None,
+            Some(source) => Some(source.fresh_now()?),
+        };
+        self.verified.get(digest, snapshot.as_ref())
     }
 
     fn allowed(&self, alg: &str) -> Result<Algorithm, JwtError> {
@@ -727,7 +754,7 @@ fn valid_token(claims: Map<String, Value>, scope_claim: &str) -> Result<ValidTok
     Ok(ValidToken {
         subject,
         scopes,
-        claims,
+        claims: Arc::new(claims),
     })
 }
 

@@ -16,6 +16,7 @@ pub mod publish;
 mod verified;
 
 use std::collections::BTreeSet;
+use std::sync::{Arc, LazyLock};
 
 use http::header;
 use http::request::Parts;
@@ -36,7 +37,16 @@ pub struct Identity {
     /// The scheme(s) that proved it, e.g. "bearer" or "apikey+mtls".
     pub scheme: String,
     pub scopes: Vec<String>,
-    pub claims: Map<String, Value>,
+    /// A token's claims, shared with the verified-token cache; empty for
+    /// schemes without claims.
+    pub claims: Arc<Map<String, Value>>,
+}
+
+/// The claims of an identity that has none, shared so that making one
+/// allocates nothing.
+pub fn no_claims() -> Arc<Map<String, Value>> {
+    static EMPTY: LazyLock<Arc<Map<String, Value>>> = LazyLock::new(Arc::default);
+    Arc::clone(&EMPTY)
 }
 
 /// How one scheme judged a request.
@@ -91,7 +101,6 @@ impl Authenticator {
         let mut checks: Vec<Option<Check>> = (0..self.verifiers.len()).map(|_| None).collect();
         let mut short_of_scopes: Option<Vec<String>> = None;
         for alternative in &self.config.alternatives {
-            let mut parts_ok: Vec<Identity> = Vec::new();
             let mut satisfied = true;
             for (idx, scopes) in alternative {
                 if checks[*idx].is_none() {
@@ -108,13 +117,20 @@ impl Authenticator {
                             short_of_scopes.get_or_insert(missing);
                             satisfied = false;
                         }
-                        parts_ok.push(identity.clone());
                     }
                     _ => satisfied = false,
                 }
             }
             if satisfied {
-                return Ok(merge(parts_ok));
+                // Nothing is checked after this: the identities are moved
+                // out, not copied.
+                let proved = alternative
+                    .iter()
+                    .filter_map(|(idx, _)| match checks[*idx].take() {
+                        Some(Check::Valid(identity)) => Some(identity),
+                        _ => None,
+                    });
+                return Ok(merge(proved));
             }
         }
         if let Some(missing) = short_of_scopes {
@@ -173,7 +189,7 @@ impl Authenticator {
             subject,
             scheme: scheme.name.clone(),
             scopes: Vec::new(),
-            claims: Map::new(),
+            claims: no_claims(),
         };
         match (&self.verifiers[idx], &scheme.kind) {
             (
@@ -200,10 +216,10 @@ impl Authenticator {
                 };
                 match v.validate(token).await {
                     Ok(t) => Check::Valid(Identity {
-                        subject: t.subject,
+                        subject: t.subject.clone(),
                         scheme: scheme.name.clone(),
-                        scopes: t.scopes,
-                        claims: t.claims,
+                        scopes: t.scopes.clone(),
+                        claims: Arc::clone(&t.claims),
                     }),
                     Err(e) => Check::Invalid(e.to_string()),
                 }
@@ -239,25 +255,27 @@ fn peer_subject(parts: &Parts) -> Option<String> {
 
 /// One identity from the schemes of the satisfied alternative: the first
 /// scheme names the caller; scopes and claims are pooled.
-fn merge(parts: Vec<Identity>) -> Identity {
-    let mut iter = parts.into_iter();
-    let Some(mut first) = iter.next() else {
+fn merge(mut parts: impl Iterator<Item = Identity>) -> Identity {
+    let Some(mut first) = parts.next() else {
         return Identity {
             subject: String::new(),
             scheme: String::new(),
             scopes: Vec::new(),
-            claims: Map::new(),
+            claims: no_claims(),
         };
     };
-    for other in iter {
+    for other in parts {
         first.scheme = format!("{}+{}", first.scheme, other.scheme);
         for s in other.scopes {
             if !first.scopes.contains(&s) {
                 first.scopes.push(s);
             }
         }
-        for (k, v) in other.claims {
-            first.claims.entry(k).or_insert(v);
+        if !other.claims.is_empty() {
+            let claims = Arc::make_mut(&mut first.claims);
+            for (k, v) in other.claims.iter() {
+                claims.entry(k.clone()).or_insert_with(|| v.clone());
+            }
         }
     }
     first
