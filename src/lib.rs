@@ -34,6 +34,7 @@ pub mod stack;
 pub mod state;
 pub mod tls;
 pub mod upstream;
+pub mod utf8;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -124,7 +124,7 @@ fn read(body: &[u8]) -> Option<Request<'_>> {
     }
     // One check of the whole body is cheaper than serde_json's check of
     // each string it reads from bytes (bad UTF-8 takes the two-pass path).
-    let text = std::str::from_utf8(body).ok()?;
+    let text = crate::utf8::text(body)?;
     let mut de = serde_json::Deserializer::from_str(text);
     let whole = WholeOf { source: text }.deserialize(&mut de).ok()?;
     de.end().ok()?;
