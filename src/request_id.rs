@@ -49,10 +49,21 @@ impl MakeRequestId for MakeSequentialId {
         // Shared from the start: tower-http clones the id into the request's
         // headers and extensions and the response's; a `Bytes` copied from a
         // slice would allocate again at the first clone, to become shared.
-        HeaderValue::from_maybe_shared(Bytes::from_owner(text))
-            .ok()
-            .map(RequestId::new)
+        let mut value = HeaderValue::from_maybe_shared(Bytes::from_owner(text)).ok()?;
+        never_indexed(&mut value);
+        Some(RequestId::new(value))
     }
+}
+
+/// Marks an id so that HTTP/2 sends it as a never-indexed literal. It is
+/// not a secret: `sensitive` is the one flag h2's HPACK encoder reads. An
+/// id differs on every call, so indexing it only fills the connection's
+/// table with values that never come again, and before each insert h2 walks
+/// every id still in the table comparing values: ~4,000 instructions a
+/// response (bench/profile.md). The client's decoder is spared the same
+/// churn. Ids a client sends are marked as they arrive (`crate::stack`).
+fn never_indexed(value: &mut HeaderValue) {
+    value.set_sensitive(true);
 }
 
 #[cfg(test)]
@@ -76,6 +87,7 @@ mod tests {
         let one = make.make_request_id(&request).unwrap();
         let two = make.make_request_id(&request).unwrap();
         assert_eq!(one.header_value().len(), 36);
+        assert!(one.header_value().is_sensitive());
         assert_ne!(one.header_value(), two.header_value());
     }
 }

@@ -25,7 +25,9 @@ type HandlerFuture =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
 /// Credentials a client may send, plus the API-key headers configured for
-/// the gateway's own schemes; marked sensitive so no log prints them.
+/// the gateway's own schemes; marked sensitive so no log prints them. And
+/// the client's `X-Request-Id`, which is no credential: marked so that
+/// HTTP/2 never indexes it (see `request_id::never_indexed`).
 fn sensitive_headers(state: &AppState) -> Vec<HeaderName> {
     let mut names = vec![
         header::AUTHORIZATION,
@@ -33,6 +35,7 @@ fn sensitive_headers(state: &AppState) -> Vec<HeaderName> {
         header::COOKIE,
         HeaderName::from_static("x-api-key"),
         HeaderName::from_static("api-key"),
+        crate::request_id::HEADER,
     ];
     if let Some(consumed) = &state.consumed {
         names.extend(consumed.headers.iter().cloned());
@@ -157,6 +160,16 @@ mod tests {
         assert_eq!(value["jsonrpc"], "2.0");
         assert_eq!(value["error"]["code"], -32603, "{value}");
         assert!(value["id"].is_null(), "{value}");
+    }
+
+    #[test]
+    fn a_client_request_id_is_marked_never_to_be_indexed() {
+        let config =
+            crate::config::load_str("[[upstreams]]\nname = \"a\"\nurl = \"http://127.0.0.1:9\"\n")
+                .unwrap();
+        let names = sensitive_headers(&AppState::new(config));
+        assert!(names.contains(&crate::request_id::HEADER), "{names:?}");
+        assert!(names.contains(&header::AUTHORIZATION), "{names:?}");
     }
 
     #[tokio::test]
