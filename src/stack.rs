@@ -47,7 +47,11 @@ pub fn proxy(shared: Shared) -> HttpService {
     let sensitive = sensitive_headers(&shared.load());
     let inner = service_fn(move |request: Request<Incoming>| {
         let state = shared.load_full();
-        guarded(crate::dispatch::dispatch(state, request))
+        // The box first, then the handler's future written into it: made
+        // on the stack and then wrapped and boxed, it was moved twice.
+        let slot = Box::new_uninit();
+        let handled = Box::write(slot, crate::dispatch::dispatch(state, request));
+        guarded(Box::into_pin(handled))
     });
     // One span per request (request id, method, path), so every line logged
     // while it is handled names the request; the access line itself is
