@@ -358,7 +358,7 @@ fn for_signatures(jwk: &Jwk) -> bool {
         .common
         .key_operations
         .as_ref()
-        .map_or(true, |ops| ops.contains(&KeyOperations::Verify));
+        .is_none_or(|ops| ops.contains(&KeyOperations::Verify));
     use_ok && ops_ok
 }
 

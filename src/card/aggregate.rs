@@ -113,7 +113,7 @@ fn allows(policy: &SkillPolicy, id: &str) -> bool {
     let included = policy
         .include
         .as_ref()
-        .map_or(true, |ids| ids.iter().any(|i| i == id));
+        .is_none_or(|ids| ids.iter().any(|i| i == id));
     included && !policy.exclude.iter().any(|e| e == id)
 }
 
@@ -715,7 +715,7 @@ mod tests {
                         .policy
                         .include
                         .as_ref()
-                        .map_or(true, |i| i.iter().any(|x| x == id));
+                        .is_none_or(|i| i.iter().any(|x| x == id));
                     if !id.is_empty() && included && !s.policy.exclude.iter().any(|x| x == id) {
                         all.insert((s.name.to_string(), id.to_string()));
                     }
