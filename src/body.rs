@@ -65,14 +65,20 @@ where
 /// body said it would be, so that it is not grown by doubling, each step
 /// copying all that was read so far. A 64 KiB HTTP/2 request comes in many
 /// DATA frames, and growing spent more instructions than the rest of the
-/// call (bench/profile.md). Never more than `max`, never less than what has
-/// arrived; a body longer than it said still grows as needed.
+/// call (bench/profile.md). Never more than `max` or [`UPFRONT_LIMIT`],
+/// never less than what has arrived; past that it grows as data comes.
 fn joined_capacity(arrived: usize, declared: u64, max: usize) -> usize {
     usize::try_from(declared)
         .unwrap_or(usize::MAX)
         .min(max)
+        .min(UPFRONT_LIMIT)
         .max(arrived)
 }
+
+/// The most a declared length reserves before its bytes arrive: a client
+/// that declares a large body and then stalls holds this much, not the whole
+/// body limit. Above it, the copies of doubling are small next to the body.
+const UPFRONT_LIMIT: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {
@@ -114,8 +120,11 @@ mod tests {
         assert_eq!(joined_capacity(3000, 65_536, 1 << 20), 65_536);
         // Nothing declared (chunked): what arrived, then grown as needed.
         assert_eq!(joined_capacity(3000, 0, 1 << 20), 3000);
-        // A declaration is never trusted past the limit.
-        assert_eq!(joined_capacity(3000, u64::MAX, 1 << 20), 1 << 20);
+        // A declaration is never trusted past the body limit, nor past what
+        // is reserved before the bytes arrive.
+        assert_eq!(joined_capacity(3000, u64::MAX, 1 << 18), 1 << 18);
+        assert_eq!(joined_capacity(3000, 8 << 20, 10 << 20), UPFRONT_LIMIT);
+        assert_eq!(joined_capacity(2 << 20, 8 << 20, 10 << 20), 2 << 20);
         assert_eq!(joined_capacity(3000, 2000, 1 << 20), 3000);
     }
 
