@@ -569,8 +569,7 @@ impl JwtValidator {
         }
         let digest = VerifiedTokens::digest(token);
         if let Some(hit) = self.remembered_now(&digest) {
-            hit.check_time(verified::now(), self.settings.leeway.as_secs())?;
-            return Ok(Arc::clone(&hit.token));
+            return self.still_valid(&hit);
         }
         let header = parse_header(token)?;
         let alg = self.allowed(&header.alg)?;
@@ -579,14 +578,21 @@ impl JwtValidator {
             return Err(JwtError::UnknownKey);
         }
         if let Some(hit) = self.verified.get(&digest, found.snapshot.as_ref()) {
-            hit.check_time(verified::now(), self.settings.leeway.as_secs())?;
-            return Ok(Arc::clone(&hit.token));
+            return self.still_valid(&hit);
         }
         self.checks.fetch_add(1, Ordering::Relaxed);
         let claims = self.verify(token, alg, &found.keys, found.issuer.as_deref())?;
         let valid = Arc::new(valid_token(claims, &self.settings.scope_claim)?);
         self.verified.insert(digest, &valid, found.snapshot);
         Ok(valid)
+    }
+
+    /// A remembered token, if its time has not run out: the signature and
+    /// claims were checked when it was remembered, `exp` and `nbf` are
+    /// checked on every call.
+    fn still_valid(&self, hit: &verified::Verified) -> Result<Arc<ValidToken>, JwtError> {
+        hit.check_time(verified::now(), self.settings.leeway.as_secs())?;
+        Ok(Arc::clone(&hit.token))
     }
 
     /// The verified entry for `digest`, if it was checked against the keys
