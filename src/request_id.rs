@@ -1,22 +1,31 @@
-//! Request ids for calls that arrive without one: UUID-shaped, unique, and
-//! cheap. A random 64-bit prefix chosen once per process plus a counter: no
-//! `getrandom` syscall per request (tower-http's `MakeRequestUuid` makes
-//! one). Ids only need to be unique across the fleet's logs, not
-//! unguessable: they are labels, never credentials.
+//! Every proxied call's `X-Request-Id`: the client's own, or one made here,
+//! set on the request before any handler sees it and echoed on the response.
+//!
+//! Made ids are UUID-shaped, unique, and cheap: a random 64-bit prefix chosen
+//! once per process plus a counter, with no `getrandom` syscall per request
+//! (tower-http's `MakeRequestUuid` makes one). Ids only need to be unique
+//! across the fleet's logs, not unguessable: they are labels, never
+//! credentials.
+//!
+//! This is tower-http's `SetRequestId` and `PropagateRequestId` in one layer,
+//! without their copies of the id in the request's and the response's
+//! extensions: nothing here reads those, and filling two extension maps cost
+//! two map allocations, two boxed values and their hashing on every call
+//! (~1,000 instructions, bench/profile.md).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
-use http::{HeaderName, HeaderValue, Request};
-use tower_http::request_id::{MakeRequestId, RequestId};
+use http::header::Entry;
+use http::{HeaderName, HeaderValue, Request, Response};
 
 /// `X-Request-Id`, as a name made once: a lookup by `&str` checks and
 /// lower-cases the name on every call.
 pub const HEADER: HeaderName = HeaderName::from_static("x-request-id");
-
-#[derive(Clone, Copy, Default)]
-pub struct MakeSequentialId;
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -41,18 +50,17 @@ pub fn nth(n: u64) -> uuid::Uuid {
     uuid::Builder::from_random_bytes(bytes).into_uuid()
 }
 
-impl MakeRequestId for MakeSequentialId {
-    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        let id = nth(NEXT.fetch_add(1, Ordering::Relaxed));
-        let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        id.hyphenated().encode_lower(&mut text);
-        // Shared from the start: tower-http clones the id into the request's
-        // headers and extensions and the response's; a `Bytes` copied from a
-        // slice would allocate again at the first clone, to become shared.
-        let mut value = HeaderValue::from_maybe_shared(Bytes::from_owner(text)).ok()?;
-        never_indexed(&mut value);
-        Some(RequestId::new(value))
-    }
+/// A new id, as a header value.
+fn make() -> Option<HeaderValue> {
+    let id = nth(NEXT.fetch_add(1, Ordering::Relaxed));
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    id.hyphenated().encode_lower(&mut text);
+    // Shared from the start: the value is cloned into the request's headers
+    // and the response's; a `Bytes` copied from a slice would allocate again
+    // at the first clone, to become shared.
+    let mut value = HeaderValue::from_maybe_shared(Bytes::from_owner(text)).ok()?;
+    never_indexed(&mut value);
+    Some(value)
 }
 
 /// Marks an id so that HTTP/2 sends it as a never-indexed literal. It is
@@ -64,6 +72,76 @@ impl MakeRequestId for MakeSequentialId {
 /// churn. Ids a client sends are marked as they arrive (`crate::stack`).
 fn never_indexed(value: &mut HeaderValue) {
     value.set_sensitive(true);
+}
+
+/// Gives each request an id (see the module's comment).
+#[derive(Clone, Copy, Default)]
+pub struct RequestIdLayer;
+
+impl<S> tower::Layer<S> for RequestIdLayer {
+    type Service = WithRequestId<S>;
+
+    fn layer(&self, inner: S) -> WithRequestId<S> {
+        WithRequestId { inner }
+    }
+}
+
+#[derive(Clone)]
+pub struct WithRequestId<S> {
+    inner: S,
+}
+
+impl<S, B, R> tower::Service<Request<B>> for WithRequestId<S>
+where
+    S: tower::Service<Request<B>, Response = Response<R>>,
+{
+    type Response = Response<R>;
+    type Error = S::Error;
+    type Future = Echoed<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request<B>) -> Echoed<S::Future> {
+        // The client's id when it sent one (the first, if it sent several).
+        let id = match request.headers_mut().entry(HEADER) {
+            Entry::Occupied(sent) => Some(sent.get().clone()),
+            Entry::Vacant(slot) => make().map(|id| slot.insert(id).clone()),
+        };
+        Echoed {
+            inner: self.inner.call(request),
+            id,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The handler's answer, with the request's id unless it has one.
+    pub struct Echoed<F> {
+        #[pin]
+        inner: F,
+        id: Option<HeaderValue>,
+    }
+}
+
+impl<F, R, E> Future for Echoed<F>
+where
+    F: Future<Output = Result<Response<R>, E>>,
+{
+    type Output = Result<Response<R>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = ready!(this.inner.poll(cx))?;
+        if let Some(id) = this.id.take() {
+            // An id the answer already carries (an agent's own) is kept.
+            if let Entry::Vacant(slot) = response.headers_mut().entry(HEADER) {
+                slot.insert(id);
+            }
+        }
+        Poll::Ready(Ok(response))
+    }
 }
 
 #[cfg(test)]
@@ -81,13 +159,86 @@ mod tests {
     }
 
     #[test]
-    fn made_ids_are_header_values_of_uuid_length() {
-        let request = Request::new(());
-        let mut make = MakeSequentialId;
-        let one = make.make_request_id(&request).unwrap();
-        let two = make.make_request_id(&request).unwrap();
-        assert_eq!(one.header_value().len(), 36);
-        assert!(one.header_value().is_sensitive());
-        assert_ne!(one.header_value(), two.header_value());
+    fn made_ids_are_never_indexed_header_values_of_uuid_length() {
+        let (one, two) = (make().unwrap(), make().unwrap());
+        assert_eq!(one.len(), 36);
+        assert!(one.is_sensitive());
+        assert_ne!(one, two);
+    }
+
+    /// Runs one request through the layer to a handler that records the id
+    /// it was given and answers with `answer_id`, if any.
+    async fn through(
+        sent: Option<&str>,
+        answer_id: Option<&'static str>,
+    ) -> (String, Response<()>) {
+        use tower::{Layer, ServiceExt};
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let handler = tower::service_fn(move |request: Request<()>| {
+            let ids: Vec<String> = request
+                .headers()
+                .get_all(HEADER)
+                .iter()
+                .map(|v| v.to_str().unwrap().to_string())
+                .collect();
+            record.lock().unwrap().extend(ids);
+            let mut response = Response::new(());
+            if let Some(id) = answer_id {
+                response
+                    .headers_mut()
+                    .insert(HEADER, HeaderValue::from_static(id));
+            }
+            std::future::ready(Ok::<_, std::convert::Infallible>(response))
+        });
+        let mut request = Request::new(());
+        if let Some(id) = sent {
+            request.headers_mut().insert(HEADER, id.parse().unwrap());
+        }
+        let response = RequestIdLayer
+            .layer(handler)
+            .oneshot(request)
+            .await
+            .unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.len(),
+            1,
+            "exactly one id reaches the handler: {seen:?}"
+        );
+        (seen[0].clone(), response)
+    }
+
+    fn answered(response: &Response<()>) -> Vec<&str> {
+        response
+            .headers()
+            .get_all(HEADER)
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_client_id_reaches_the_handler_and_comes_back() {
+        let (seen, response) = through(Some("client-chosen"), None).await;
+        assert_eq!(seen, "client-chosen");
+        assert_eq!(answered(&response), ["client-chosen"]);
+    }
+
+    #[tokio::test]
+    async fn a_made_id_reaches_the_handler_and_comes_back() {
+        let (seen, response) = through(None, None).await;
+        assert_eq!(seen.len(), 36, "{seen}");
+        assert_eq!(answered(&response), [seen.as_str()]);
+        assert!(response.headers()[HEADER].is_sensitive());
+        let (again, _) = through(None, None).await;
+        assert_ne!(again, seen, "each call gets its own id");
+    }
+
+    #[tokio::test]
+    async fn an_id_the_answer_carries_is_kept() {
+        let (seen, response) = through(Some("client-chosen"), Some("agent-own")).await;
+        assert_eq!(seen, "client-chosen");
+        assert_eq!(answered(&response), ["agent-own"]);
     }
 }

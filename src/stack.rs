@@ -9,13 +9,12 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tower::util::BoxCloneService;
 use tower::{service_fn, ServiceBuilder, ServiceExt};
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use crate::body::Body;
 use crate::error::GatewayError;
-use crate::request_id::MakeSequentialId;
+use crate::request_id::RequestIdLayer;
 use crate::state::{AppState, Shared};
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
@@ -130,8 +129,7 @@ where
         })
         // Take the client's X-Request-Id or make one, before the span opens,
         // so every log line and the response carry the same id.
-        .layer(SetRequestIdLayer::x_request_id(MakeSequentialId))
-        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(RequestIdLayer)
         .service(service)
         .boxed_clone()
 }
