@@ -19,9 +19,14 @@ use crate::body::Body;
 use crate::card::{endpoint, extended, published, rewrite, CARD_PATHS, EXTENDED_CARD_PATHS};
 use crate::error::GatewayError;
 use crate::proxy;
-use crate::state::AppState;
+use crate::state::{AppState, ConnInfo};
 
-pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Response<Body> {
+/// Answers one request that arrived on the connection `conn` describes.
+pub async fn dispatch(
+    state: Arc<AppState>,
+    conn: ConnInfo,
+    request: Request<Incoming>,
+) -> Response<Body> {
     let (parts, body) = request.into_parts();
     let limit = state.config.limits.max_header_bytes;
     if head_size(&parts) > limit {
@@ -36,7 +41,7 @@ pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Respo
                 None => {
                     // Credentials first: which agent names exist is not
                     // told to unauthenticated callers.
-                    if let Err(e) = state.authenticate(&parts).await {
+                    if let Err(e) = state.authenticate(&parts, &conn).await {
                         return e.into_response(None);
                     }
                     return unknown_agent(&parts, name);
@@ -50,21 +55,21 @@ pub async fn dispatch(state: Arc<AppState>, request: Request<Incoming>) -> Respo
     let is_rpc = rest == "/";
     match parts.method {
         Method::GET | Method::HEAD if is_card => {
-            if let Err(e) = card_access(&state, &parts).await {
+            if let Err(e) = card_access(&state, &parts, &conn).await {
                 return e.into_response(None);
             }
             match scope {
-                Some(i) => agent_card(&state, &parts, i),
+                Some(i) => agent_card(&state, &parts, &conn, i),
                 None => {
-                    let rendered = state.fleet.published(&state.config, &endpoint::endpoint(&state, &parts));
+                    let rendered = state.fleet.published(&state.config, &endpoint::endpoint(&state, &parts, &conn));
                     published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
                 }
             }
         }
         Method::GET | Method::HEAD if is_extended => {
-            extended::serve(&state, &parts, &proxy::origin(&state, &parts), scope).await
+            extended::serve(&state, &parts, &conn, &proxy::origin(&state, &parts, &conn), scope).await
         }
-        Method::POST if is_rpc => proxy::handle(state, Request::from_parts(parts, body), scope).await,
+        Method::POST if is_rpc => proxy::handle(state, &conn, Request::from_parts(parts, body), scope).await,
         ref method if is_rpc || is_card || is_extended => GatewayError::MethodNotAllowed {
             method: method.to_string(),
             path: parts.uri.path().chars().take(128).collect(),
@@ -95,15 +100,17 @@ fn head_size(parts: &Parts) -> usize {
 }
 
 /// The public cards are public unless `auth.public_card = false`.
-async fn card_access(state: &AppState, parts: &Parts) -> Result<(), GatewayError> {
+async fn card_access(state: &AppState, parts: &Parts, conn: &ConnInfo) -> Result<(), GatewayError> {
     match &state.auth {
-        Some(auth) if !auth.config().public_card => state.authenticate(parts).await.map(|_| ()),
+        Some(auth) if !auth.config().public_card => {
+            state.authenticate(parts, conn).await.map(|_| ())
+        }
         _ => Ok(()),
     }
 }
 
 /// One upstream's own card, its URLs pointed at `/agents/{name}`.
-fn agent_card(state: &AppState, parts: &Parts, index: usize) -> Response<Body> {
+fn agent_card(state: &AppState, parts: &Parts, conn: &ConnInfo, index: usize) -> Response<Body> {
     let name = &state.upstreams[index].name;
     let view = state.fleet.view();
     let Some(fetched) = view.card_of(name) else {
@@ -117,7 +124,10 @@ fn agent_card(state: &AppState, parts: &Parts, index: usize) -> Response<Body> {
         return error.into_response(None);
     };
     let mut card = fetched.card.clone();
-    rewrite::rewrite(&mut card, &endpoint::agent_endpoint(state, parts, name));
+    rewrite::rewrite(
+        &mut card,
+        &endpoint::agent_endpoint(state, parts, conn, name),
+    );
     // At this URL the gateway's own schemes are what is enforced.
     if let Some(auth) = &state.config.auth {
         crate::auth::publish::apply(&mut card, auth);

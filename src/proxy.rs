@@ -38,19 +38,21 @@ const MAX_LEARNED_BYTES: usize = 1024 * 1024;
 /// Handles a JSON-RPC POST; `path_upstream` is set for `/agents/{name}`.
 pub async fn handle(
     state: Arc<AppState>,
+    conn: &ConnInfo,
     request: Request<Incoming>,
     path_upstream: Option<usize>,
 ) -> Response<Body> {
     let request_id = request.headers().get(crate::request_id::HEADER);
     let mut record = Record::new(request_id, state.metrics.clone());
-    record.client = Some(client_address(&state, &request));
-    let response = handle_call(&state, request, path_upstream, &mut record).await;
+    record.client = Some(client_address(&state, conn, request.headers()));
+    let response = handle_call(&state, conn, request, path_upstream, &mut record).await;
     record.head(&response);
     response.map(|body| Logged::new(body, record).boxed_unsync())
 }
 
 async fn handle_call(
     state: &Arc<AppState>,
+    conn: &ConnInfo,
     request: Request<Incoming>,
     path_upstream: Option<usize>,
     record: &mut Record,
@@ -58,7 +60,7 @@ async fn handle_call(
     let (parts, body) = request.into_parts();
     // Credentials first: a caller who may not use the gateway learns
     // nothing about what it would have made of the request.
-    let identity = match state.authenticate(&parts).await {
+    let identity = match state.authenticate(&parts, conn).await {
         Ok(identity) => identity,
         Err(e) => {
             count_auth_failure(state, &e);
@@ -97,6 +99,7 @@ async fn handle_call(
     };
     let call = Call {
         parts,
+        conn,
         id,
         method,
         params: params.as_ref(),
@@ -161,6 +164,7 @@ struct Permits {
 struct Call<'a> {
     /// The client's head: the forwarded call takes its headers.
     parts: Parts,
+    conn: &'a ConnInfo,
     id: Option<&'a RawValue>,
     method: &'static Method,
     params: Option<&'a Sketch<'a>>,
@@ -181,7 +185,7 @@ async fn forward(
         .check_request(method, call.params)
         .await
         .map_err(GatewayError::InvalidParams)?;
-    let origin = origin(state, parts);
+    let origin = origin(state, parts, call.conn);
     let caller = Caller {
         consumed: state.consumed.as_ref(),
         subject: call.identity.map(|i| i.subject.as_str()),
@@ -190,6 +194,7 @@ async fn forward(
         return Ok(extended::answer(
             state,
             parts,
+            call.conn,
             &origin,
             call.id,
             call.path_upstream,
@@ -418,25 +423,20 @@ fn learn_from_request(
 }
 
 /// The client's address, as `crate::client_ip` resolves it.
-fn client_address(state: &AppState, request: &Request<Incoming>) -> IpAddr {
-    let peer = request
-        .extensions()
-        .get::<ConnInfo>()
-        .map_or(IpAddr::from([0, 0, 0, 0]), |c| c.remote.ip());
+fn client_address(state: &AppState, conn: &ConnInfo, headers: &HeaderMap) -> IpAddr {
     client_ip::resolve(
-        peer,
-        request.headers(),
+        conn.remote.ip(),
+        headers,
         &state.config.server.trusted_proxies,
     )
 }
 
 /// Where the client request came from, for `X-Forwarded-*`.
-pub fn origin(state: &AppState, parts: &Parts) -> Origin {
-    let conn = parts.extensions.get::<ConnInfo>();
-    let peer = conn.map_or_else(|| ([0, 0, 0, 0], 0).into(), |c| c.remote);
+pub fn origin(state: &AppState, parts: &Parts, conn: &ConnInfo) -> Origin {
+    let peer = conn.remote;
     Origin {
         peer,
-        proto: conn.map_or("http", |c| c.proto),
+        proto: conn.proto,
         host: original_host(parts),
         trusted_peer: cidr::contains(&state.config.server.trusted_proxies, peer.ip()),
     }

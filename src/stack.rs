@@ -1,7 +1,14 @@
 //! The tower stack in front of the handlers, built in one place. Layers run
 //! top to bottom on the way in; each comment says why it stands where it does.
+//!
+//! A listener's stack is built for each connection it accepts, with that
+//! connection's [`ConnInfo`] in its innermost service: the handlers get it
+//! as an argument, not as a request extension. An extension cost every call
+//! a map allocation, a table, a boxed value and their hashing (~900
+//! instructions, bench/profile.md); the stack costs one build a connection.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use futures_util::FutureExt;
 use http::{header, HeaderMap, HeaderName, Request, Response};
@@ -15,9 +22,12 @@ use tracing::Level;
 use crate::body::Body;
 use crate::error::GatewayError;
 use crate::request_id::RequestIdLayer;
-use crate::state::{AppState, Shared};
+use crate::state::{AppState, ConnInfo, Shared};
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
+
+/// What a listener serves: a connection's service, made when it is accepted.
+pub type PerConnection = Arc<dyn Fn(ConnInfo) -> HttpService + Send + Sync>;
 
 type HandlerFuture =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>>;
@@ -41,23 +51,37 @@ fn sensitive_headers(state: &AppState) -> Vec<HeaderName> {
     names
 }
 
-/// The proxy listener's service.
-pub fn proxy(shared: Shared) -> HttpService {
-    let sensitive = sensitive_headers(&shared.load());
-    let inner = service_fn(move |request: Request<Incoming>| {
-        let state = shared.load_full();
-        // The box first, then the handler's future written into it: made
-        // on the stack and then wrapped and boxed, it was moved twice.
-        let slot = Box::new_uninit();
-        let handled = Box::write(slot, crate::dispatch::dispatch(state, request));
-        guarded(Box::into_pin(handled))
-    });
+/// The proxy listener's services.
+pub fn proxy(shared: Shared) -> PerConnection {
+    let sensitive: Arc<[HeaderName]> = sensitive_headers(&shared.load()).into();
     // One span per request (request id, method, path), so every line logged
     // while it is handled names the request; the access line itself is
     // written by the JSON-RPC handler when the answer ends. Left out when
     // nothing at info is logged (the level is set once, at start): the span
     // would be disabled anyway, and the layer still cost every call.
-    if !tracing::span_enabled!(Level::INFO) {
+    let traced = tracing::span_enabled!(Level::INFO);
+    Arc::new(move |conn| proxy_for(shared.clone(), sensitive.clone(), traced, conn))
+}
+
+/// One connection's proxy service.
+fn proxy_for(
+    shared: Shared,
+    sensitive: Arc<[HeaderName]>,
+    traced: bool,
+    conn: ConnInfo,
+) -> HttpService {
+    let inner = service_fn(move |request: Request<Incoming>| {
+        let state = shared.load_full();
+        // The box first, then the handler's future written into it: made
+        // on the stack and then wrapped and boxed, it was moved twice.
+        let slot = Box::new_uninit();
+        let handled = Box::write(
+            slot,
+            crate::dispatch::dispatch(state, conn.clone(), request),
+        );
+        guarded(Box::into_pin(handled))
+    });
+    if !traced {
         return outer(inner, sensitive);
     }
     let traced = ServiceBuilder::new()
@@ -112,7 +136,7 @@ where
 }
 
 /// The layers every proxy request passes first.
-fn outer<S>(service: S, sensitive: Vec<HeaderName>) -> HttpService
+fn outer<S>(service: S, sensitive: Arc<[HeaderName]>) -> HttpService
 where
     S: tower::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>
         + Clone
@@ -120,7 +144,6 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
-    let sensitive: std::sync::Arc<[HeaderName]> = sensitive.into();
     ServiceBuilder::new()
         // Outermost: credentials are marked before any layer could log them.
         .map_request(move |mut request: Request<Incoming>| {
@@ -155,13 +178,16 @@ where
     response.map(|b| b.boxed_unsync())
 }
 
-/// The admin listener's service: probes only, no proxy layers.
-pub fn admin(shared: Shared) -> HttpService {
-    service_fn(move |request: Request<Incoming>| {
-        let state = shared.load_full();
-        async move { Ok::<_, Infallible>(crate::admin::handle(state, request).await) }
+/// The admin listener's services: probes only, no proxy layers.
+pub fn admin(shared: Shared) -> PerConnection {
+    Arc::new(move |_| {
+        let shared = shared.clone();
+        service_fn(move |request: Request<Incoming>| {
+            let state = shared.load_full();
+            async move { Ok::<_, Infallible>(crate::admin::handle(state, request).await) }
+        })
+        .boxed_clone()
     })
-    .boxed_clone()
 }
 
 #[cfg(test)]

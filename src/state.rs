@@ -136,9 +136,13 @@ impl AppState {
     pub async fn authenticate(
         &self,
         parts: &http::request::Parts,
+        conn: &ConnInfo,
     ) -> Result<Option<crate::auth::Identity>, crate::error::GatewayError> {
         match &self.auth {
-            Some(auth) => auth.authenticate(parts).await.map(Some),
+            Some(auth) => auth
+                .authenticate(parts, conn.peer.as_deref())
+                .await
+                .map(Some),
             None => Ok(None),
         }
     }

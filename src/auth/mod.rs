@@ -23,7 +23,7 @@ use http::request::Parts;
 use serde_json::{Map, Value};
 
 use crate::error::GatewayError;
-use crate::state::ConnInfo;
+use crate::tls::PeerCert;
 use basic::{BasicVerifier, Outcome};
 use config::{Auth, SchemeKind};
 use jwt::JwtValidator;
@@ -96,15 +96,20 @@ impl Authenticator {
         &self.config
     }
 
-    /// Verifies the request's credentials against the alternatives.
-    pub async fn authenticate(&self, parts: &Parts) -> Result<Identity, GatewayError> {
+    /// Verifies the request's credentials against the alternatives; `peer`
+    /// is the client certificate its TLS connection gave, if any.
+    pub async fn authenticate(
+        &self,
+        parts: &Parts,
+        peer: Option<&PeerCert>,
+    ) -> Result<Identity, GatewayError> {
         let mut checks: Vec<Option<Check>> = (0..self.verifiers.len()).map(|_| None).collect();
         let mut short_of_scopes: Option<Vec<String>> = None;
         for alternative in &self.config.alternatives {
             let mut satisfied = true;
             for (idx, scopes) in alternative {
                 if checks[*idx].is_none() {
-                    checks[*idx] = Some(self.check(*idx, parts).await);
+                    checks[*idx] = Some(self.check(*idx, parts, peer).await);
                 }
                 match &checks[*idx] {
                     Some(Check::Valid(identity)) => {
@@ -179,7 +184,7 @@ impl Authenticator {
         })
     }
 
-    async fn check(&self, idx: usize, parts: &Parts) -> Check {
+    async fn check(&self, idx: usize, parts: &Parts, peer: Option<&PeerCert>) -> Check {
         let scheme = &self.config.schemes[idx];
         let authorization = parts
             .headers
@@ -224,7 +229,7 @@ impl Authenticator {
                     Err(e) => Check::Invalid(e.to_string()),
                 }
             }
-            (Verifier::Mtls, _) => match peer_subject(parts) {
+            (Verifier::Mtls, _) => match peer.map(peer_subject) {
                 Some(subject) => Check::Valid(identity(subject)),
                 None => Check::Missing,
             },
@@ -243,14 +248,11 @@ fn outcome(o: Outcome, identity: impl Fn(String) -> Identity, why: &str) -> Chec
 
 /// The identity of a client certificate: its first subjectAltName, else
 /// its subject DN.
-fn peer_subject(parts: &Parts) -> Option<String> {
-    let peer = parts.extensions.get::<ConnInfo>()?.peer.as_ref()?;
-    Some(
-        peer.sans
-            .first()
-            .cloned()
-            .unwrap_or_else(|| peer.subject.clone()),
-    )
+fn peer_subject(peer: &PeerCert) -> String {
+    peer.sans
+        .first()
+        .cloned()
+        .unwrap_or_else(|| peer.subject.clone())
 }
 
 /// One identity from the schemes of the satisfied alternative: the first

@@ -7,11 +7,10 @@ use crate::state::{AppState, ConnInfo};
 
 /// The JSON-RPC URL clients should use: the configured public URL, else the
 /// address this client reached the gateway at.
-pub fn endpoint(state: &AppState, parts: &Parts) -> String {
+pub fn endpoint(state: &AppState, parts: &Parts, conn: &ConnInfo) -> String {
     if let Some(public) = &state.config.server.public_url {
         return public.endpoint();
     }
-    let conn = parts.extensions.get::<ConnInfo>();
     let host = parts
         .uri
         .authority()
@@ -23,16 +22,12 @@ pub fn endpoint(state: &AppState, parts: &Parts) -> String {
                 .ok()
                 .map(|a| a.as_str().to_string())
         })
-        .unwrap_or_else(|| match conn {
-            Some(c) => c.local.to_string(),
-            None => state.config.server.listen.to_string(),
-        });
-    let proto = conn.map_or("http", |c| c.proto);
-    format!("{proto}://{host}/")
+        .unwrap_or_else(|| conn.local.to_string());
+    format!("{}://{host}/", conn.proto)
 }
 
 /// The URL of one agent behind the gateway: `{endpoint}agents/{name}`.
-pub fn agent_endpoint(state: &AppState, parts: &Parts, name: &str) -> String {
-    let base = endpoint(state, parts);
+pub fn agent_endpoint(state: &AppState, parts: &Parts, conn: &ConnInfo, name: &str) -> String {
+    let base = endpoint(state, parts, conn);
     format!("{}/agents/{name}", base.trim_end_matches('/'))
 }

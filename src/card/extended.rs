@@ -16,7 +16,7 @@ use crate::auth::authz::Target;
 use crate::auth::Identity;
 use crate::body::{self, Body};
 use crate::error::GatewayError;
-use crate::state::AppState;
+use crate::state::{AppState, ConnInfo};
 use crate::upstream::{Caller, Origin, Upstream};
 
 const MAX_CARD_BYTES: usize = 1024 * 1024;
@@ -25,12 +25,13 @@ const MAX_CARD_BYTES: usize = 1024 * 1024;
 pub async fn answer(
     state: &AppState,
     parts: &Parts,
+    conn: &ConnInfo,
     origin: &Origin,
     id: Option<&RawValue>,
     scope: Option<usize>,
     identity: Option<&Identity>,
 ) -> Response<Body> {
-    match build(state, parts, origin, scope, identity).await {
+    match build(state, parts, conn, origin, scope, identity).await {
         Ok(card) => json_response(jsonrpc::result_body(id, &card)),
         Err(e) => e.into_response(id),
     }
@@ -43,16 +44,17 @@ pub async fn answer(
 pub async fn serve(
     state: &AppState,
     parts: &Parts,
+    conn: &ConnInfo,
     origin: &Origin,
     scope: Option<usize>,
 ) -> Response<Body> {
     // The extended card is for authenticated callers, whatever the public
     // card's setting.
-    let identity = match state.authenticate(parts).await {
+    let identity = match state.authenticate(parts, conn).await {
         Ok(identity) => identity,
         Err(e) => return e.into_response(None),
     };
-    let mut response = match build(state, parts, origin, scope, identity.as_ref()).await {
+    let mut response = match build(state, parts, conn, origin, scope, identity.as_ref()).await {
         Ok(card) => json_response(Bytes::from(serde_json::to_vec(&card).unwrap_or_default())),
         Err(e @ GatewayError::ExtendedCardNotConfigured) => {
             let mut r = e.into_response(None);
@@ -72,6 +74,7 @@ pub async fn serve(
 async fn build(
     state: &AppState,
     parts: &Parts,
+    conn: &ConnInfo,
     origin: &Origin,
     scope: Option<usize>,
     identity: Option<&Identity>,
@@ -106,7 +109,10 @@ async fn build(
                 detail: "no fresh card".into(),
             });
         };
-        rewrite::rewrite(&mut card, &endpoint::agent_endpoint(state, parts, name));
+        rewrite::rewrite(
+            &mut card,
+            &endpoint::agent_endpoint(state, parts, conn, name),
+        );
         if let Some(auth) = &state.config.auth {
             crate::auth::publish::apply(&mut card, auth);
         }
@@ -134,7 +140,7 @@ async fn build(
     let built = aggregate::aggregate(
         &state.config.card,
         &inputs,
-        &endpoint::endpoint(state, parts),
+        &endpoint::endpoint(state, parts, conn),
     );
     let mut card = built.card;
     let agents: Vec<&Value> = cards.iter().map(|(_, c)| c).collect();

@@ -20,7 +20,7 @@ use protocol::{Protocol, Protocols};
 
 use crate::config::{Limits, Server};
 use crate::self_wake::RepollOnSelfWake;
-use crate::stack::HttpService;
+use crate::stack::PerConnection;
 use crate::state::ConnInfo;
 use crate::tls::TlsState;
 
@@ -90,7 +90,7 @@ impl Settings {
 /// connection's task, bounded by the header-read timeout).
 pub async fn serve(
     listener: TcpListener,
-    service: HttpService,
+    service: PerConnection,
     settings: Settings,
     tls: Option<Arc<TlsState>>,
     mut shutdown: watch::Receiver<bool>,
@@ -178,7 +178,8 @@ const STREAMS_END_WAIT: Duration = Duration::from_secs(2);
 /// lives as long as the connection.
 struct Accepted {
     info: ConnInfo,
-    service: HttpService,
+    /// Makes the connection's service, once its info is complete.
+    service: PerConnection,
     protocols: Arc<Protocols>,
     watcher: Watcher,
     /// Changes (or closes) when the listener stops. A connection that has
@@ -249,7 +250,7 @@ impl Accepted {
             ..
         } = *self;
         let remote = info.remote;
-        let conn = protocols.serve(io, protocol, service, info, watcher);
+        let conn = protocols.serve(io, protocol, service(info), watcher);
         async move {
             let _open = open;
             if let Err(e) = conn.await {

@@ -15,8 +15,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use http::Request;
-use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::Watcher;
@@ -24,11 +22,9 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
-use tower::ServiceExt;
 
 use super::Settings;
 use crate::stack::HttpService;
-use crate::state::ConnInfo;
 
 /// What a client opens an HTTP/2 connection with (RFC 9113, 3.4).
 const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -131,22 +127,18 @@ impl Protocols {
     }
 
     /// Serves one connection in `protocol` until it ends or, once `watcher`
-    /// says so, drains. Each request carries `info`.
+    /// says so, drains.
     pub fn serve<I>(
         &self,
         io: I,
         protocol: Protocol,
         service: HttpService,
-        info: ConnInfo,
         watcher: Watcher,
     ) -> ConnectionFuture
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let svc = TowerToHyperService::new(service.map_request(move |mut r: Request<Incoming>| {
-            r.extensions_mut().insert(info.clone());
-            r
-        }));
+        let svc = TowerToHyperService::new(service);
         let io = TokioIo::new(io);
         // Boxed per protocol, so that an HTTP/1.1 connection's task is the
         // size of an HTTP/1.1 connection, not of an HTTP/2 one.
