@@ -164,6 +164,9 @@ mod tests {
             "::1",
             "2001:db8::8a2e:370:7334",
             "::ffff:10.0.0.1",
+            "::ffff:255.255.255.255",
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+            "1111:2222:3333:4444:5555:6666:7777:8888",
         ] {
             let ip: std::net::IpAddr = ip.parse().unwrap();
             let mut out = String::from("x ");
@@ -224,6 +227,27 @@ mod tests {
             "an untrusted peer's claim is replaced"
         );
         assert_eq!(h["x-forwarded-host"], "gw:8080");
+    }
+
+    #[test]
+    fn forwarded_for_joins_every_earlier_line_then_the_peer() {
+        let mut h = HeaderMap::new();
+        h.append("x-forwarded-for", "203.0.113.7".parse().unwrap());
+        h.append("x-forwarded-for", "10.0.0.1, 10.0.0.2".parse().unwrap());
+        let mut v6 = origin(false);
+        v6.peer = "[2001:db8::8a2e:370:7334]:443".parse().unwrap();
+        add_forwarded(&mut h, v6);
+        let chain: Vec<_> = h.get_all("x-forwarded-for").iter().collect();
+        assert_eq!(
+            chain,
+            ["203.0.113.7, 10.0.0.1, 10.0.0.2, 2001:db8::8a2e:370:7334"]
+        );
+        let mut first = HeaderMap::new();
+        add_forwarded(&mut first, origin(false));
+        assert_eq!(
+            first["x-forwarded-for"], "127.0.0.1",
+            "a new chain is the peer alone"
+        );
     }
 
     #[test]
