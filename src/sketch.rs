@@ -68,7 +68,7 @@ impl<'s> Plain<'s> {
 /// No byte below 0x20. The smallest byte, with no early exit: the compiler
 /// then compares 16 bytes per instruction (0.22 instructions a byte against
 /// 0.67 for an `any` over chunks, counted with callgrind), or 32 with AVX2.
-fn control_free(bytes: &[u8]) -> bool {
+pub(crate) fn control_free(bytes: &[u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.

@@ -508,6 +508,8 @@ mod tests {
     #[derive(Debug, Clone)]
     enum J {
         Str(&'static str),
+        /// A text long enough to take the answer past `answer::PLAIN_FROM`.
+        Long,
         Num(i64),
         Null,
         Arr(Vec<J>),
@@ -518,6 +520,9 @@ mod tests {
         fn render(&self, out: &mut String) {
             match self {
                 J::Str(s) => out.push_str(&serde_json::to_string(s).unwrap()),
+                J::Long => {
+                    out.push_str(&serde_json::to_string(&"long \"text\"\n".repeat(50)).unwrap())
+                }
                 J::Num(n) => out.push_str(&n.to_string()),
                 J::Null => out.push_str("null"),
                 J::Arr(items) => {
@@ -547,7 +552,7 @@ mod tests {
 
     fn answers() -> impl proptest::strategy::Strategy<Value = J> {
         use proptest::prelude::*;
-        const NAMES: [&str; 17] = [
+        const NAMES: [&str; 20] = [
             "result",
             "error",
             "kind",
@@ -564,9 +569,13 @@ mod tests {
             "contextId",
             "sessionId",
             "parts",
+            // Skipped plain (`answer::Skip`) when the answer has no control byte.
+            "text",
+            "artifacts",
+            "history",
             "x",
         ];
-        const TEXTS: [&str; 13] = [
+        const TEXTS: [&str; 14] = [
             "",
             "t1",
             "t2",
@@ -580,11 +589,13 @@ mod tests {
             "paused",
             "t\u{e9}",
             "t\"1",
+            "line\nbreak",
         ];
         let leaf = prop_oneof![
-            proptest::sample::select(TEXTS.to_vec()).prop_map(J::Str),
-            (-2i64..3).prop_map(J::Num),
-            Just(J::Null),
+            8 => proptest::sample::select(TEXTS.to_vec()).prop_map(J::Str),
+            4 => (-2i64..3).prop_map(J::Num),
+            2 => Just(J::Null),
+            1 => Just(J::Long),
         ];
         let any = leaf.prop_recursive(6, 64, 6, |inner| {
             prop_oneof![
