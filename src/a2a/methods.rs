@@ -12,6 +12,18 @@ pub enum Version {
 }
 
 impl Version {
+    /// How many versions there are (`index` is below it).
+    pub const COUNT: usize = 3;
+
+    /// A dense index below `COUNT`, for per-version tables.
+    pub fn index(self) -> usize {
+        match self {
+            Version::V0_1 => 0,
+            Version::V0_3 => 1,
+            Version::V1_0 => 2,
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Version::V0_1 => "0.1",

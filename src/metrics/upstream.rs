@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use prometheus::{Histogram, IntCounter};
 
 use super::Metrics;
-use crate::a2a::methods::Family;
+use crate::a2a::methods::{Family, Method, Version};
 
 pub struct UpstreamMeters {
     name: Arc<str>,
@@ -18,6 +18,9 @@ pub struct UpstreamMeters {
     response_bytes: OnceLock<IntCounter>,
     upstream_duration: OnceLock<Histogram>,
     request_duration: [OnceLock<Histogram>; Family::COUNT],
+    /// `requests_total` for the calls most are: answered 200, no gateway
+    /// error, no skill routed (a sidecar's, or a fleet's default route).
+    answered: [[OnceLock<IntCounter>; Family::COUNT]; Version::COUNT],
 }
 
 impl UpstreamMeters {
@@ -29,6 +32,7 @@ impl UpstreamMeters {
             response_bytes: OnceLock::new(),
             upstream_duration: OnceLock::new(),
             request_duration: std::array::from_fn(|_| OnceLock::new()),
+            answered: std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new())),
         }
     }
 
@@ -55,6 +59,21 @@ impl UpstreamMeters {
             self.metrics
                 .upstream_duration
                 .with_label_values(&[&self.name])
+        })
+    }
+
+    /// `requests_total{version, family, skill="none", upstream,
+    /// status="200", error="none"}`.
+    pub fn answered(&self, method: &Method) -> &IntCounter {
+        self.answered[method.version.index()][method.family.index()].get_or_init(|| {
+            self.metrics.requests.with_label_values(&[
+                method.version.label(),
+                method.family.label(),
+                "none",
+                &self.name,
+                "200",
+                "none",
+            ])
         })
     }
 
@@ -97,5 +116,23 @@ mod tests {
             text.contains(r#"a2a_gateway_upstream_duration_seconds_count{upstream="a"} 1"#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_answered_handle_is_the_labelled_series() {
+        let metrics = Arc::new(Metrics::new());
+        let meters = UpstreamMeters::new("a".into(), metrics.clone());
+        let send = crate::a2a::methods::lookup("message/send").unwrap();
+        let get = crate::a2a::methods::lookup("GetTask").unwrap();
+        meters.answered(send).inc();
+        meters.answered(send).inc();
+        meters.answered(get).inc();
+        let count = |version: &str, family: &str| {
+            metrics
+                .requests
+                .with_label_values(&[version, family, "none", "a", "200", "none"])
+                .get()
+        };
+        assert_eq!((count("0.3", "send"), count("1.0", "get_task")), (2, 1));
     }
 }
