@@ -23,6 +23,28 @@ use serde::Deserialize;
 
 use crate::sketch::Name;
 
+/// A visitor's methods for the scalars it reads nothing from (every one
+/// but strings): each gives `$value`.
+macro_rules! scalars_give {
+    ($value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+}
+
 /// A whole answer.
 #[derive(Default)]
 pub struct Answer<'a> {
@@ -266,21 +288,7 @@ impl<'de, T: Members<'de>, S: Skipping> Visitor<'de> for InPlace<'_, T, S> {
         f.write_str("a JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_give!(());
     fn visit_str<E>(self, _: &str) -> Result<(), E> {
         Ok(())
     }
@@ -323,21 +331,7 @@ impl<'de> Visitor<'de> for TextVisitor {
         Ok(Text(Some(Cow::Owned(v))))
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
-    fn visit_unit<E>(self) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
+    scalars_give!(Text(None));
     // An escaped string arrives here, decoded into serde_json's scratch.
     fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
         Ok(Text(Some(Cow::Owned(v.to_owned()))))
@@ -383,21 +377,7 @@ impl<'de, S: Skipping> Visitor<'de> for TasksOf<S> {
         f.write_str("a JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    scalars_give!(None);
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
         Ok(None)
     }
@@ -440,21 +420,7 @@ impl<'de> Visitor<'de> for Skip {
         f.write_str("a JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_give!(());
     fn visit_str<E>(self, _: &str) -> Result<(), E> {
         Ok(())
     }
