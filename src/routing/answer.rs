@@ -156,7 +156,9 @@ struct Plain;
 impl Skipping for Plain {
     fn skip<'de, A: MapAccess<'de>>(map: &mut A, name: &str) -> Result<(), A::Error> {
         match name {
-            "artifacts" | "artifact" | "history" | "message" | "parts" => map.next_value_seed(Skip),
+            "artifacts" | "artifact" | "history" | "message" | "parts" => {
+                map.next_value_seed(Skip::ANY)
+            }
             _ => map.next_value::<IgnoredAny>().map(drop),
         }
     }
@@ -403,13 +405,28 @@ impl<'de, S: Skipping> Visitor<'de> for TasksOf<S> {
 /// control characters. Used only on a text that has none (see [`read`]),
 /// and already checked to be UTF-8, so it skips what serde_json's own
 /// skipping would, and refuses what it would refuse.
-struct Skip;
+#[derive(Clone, Copy)]
+struct Skip {
+    /// The value of a `text` member. A2A gives `text` to strings; through
+    /// `deserialize_bytes` anything but a string or an array fails the
+    /// reading, and the answer is read again the usual way.
+    text: bool,
+}
+
+impl Skip {
+    const ANY: Skip = Skip { text: false };
+    const TEXT: Skip = Skip { text: true };
+}
 
 impl<'de> DeserializeSeed<'de> for Skip {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
+        if self.text {
+            d.deserialize_bytes(self)
+        } else {
+            d.deserialize_any(self)
+        }
     }
 }
 
@@ -424,56 +441,27 @@ impl<'de> Visitor<'de> for Skip {
     fn visit_str<E>(self, _: &str) -> Result<(), E> {
         Ok(())
     }
+    /// A text without escapes: the bytes are the (checked) text's own.
+    fn visit_borrowed_bytes<E>(self, _: &'de [u8]) -> Result<(), E> {
+        Ok(())
+    }
+    /// A text with its escapes decoded. A lone surrogate comes through as
+    /// WTF-8, not UTF-8; serde_json's own skipping accepts one too (it
+    /// checks an escape's hex digits, not what they encode), and the text
+    /// is not kept.
+    fn visit_bytes<E>(self, _: &[u8]) -> Result<(), E> {
+        Ok(())
+    }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(Skip)?.is_some() {}
+        while seq.next_element_seed(Skip::ANY)?.is_some() {}
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(Name(key)) = map.next_key()? {
-            if key == "text" {
-                map.next_value_seed(SkipText)?;
-            } else {
-                map.next_value_seed(Skip)?;
-            }
+            let skip = if key == "text" { Skip::TEXT } else { Skip::ANY };
+            map.next_value_seed(skip)?;
         }
         Ok(())
-    }
-}
-
-/// A `text` member, skipped through `deserialize_bytes` (see [`Skip`]). A2A
-/// gives `text` to strings; anything but a string or an array fails the
-/// reading, and the answer is read again the usual way.
-struct SkipText;
-
-impl<'de> DeserializeSeed<'de> for SkipText {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_bytes(self)
-    }
-}
-
-impl<'de> Visitor<'de> for SkipText {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string or an array")
-    }
-
-    /// No escapes: the bytes are the (checked) text's own.
-    fn visit_borrowed_bytes<E>(self, _: &'de [u8]) -> Result<(), E> {
-        Ok(())
-    }
-
-    /// Escapes decoded. A lone surrogate comes through as WTF-8, not
-    /// UTF-8; serde_json's own skipping accepts one too (it checks an
-    /// escape's hex digits, not what they encode), and the text is not kept.
-    fn visit_bytes<E>(self, _: &[u8]) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        Skip.visit_seq(seq)
     }
 }
 
