@@ -104,15 +104,18 @@ where
     }
 
     fn call(&mut self, mut request: Request<B>) -> Echoed<S::Future> {
-        // The client's id when it sent one (the first, if it sent several).
-        let id = match request.headers_mut().entry(HEADER) {
-            Entry::Occupied(sent) => Some(sent.get().clone()),
-            Entry::Vacant(slot) => make().map(|id| slot.insert(id).clone()),
-        };
-        Echoed {
-            inner: self.inner.call(request),
-            id,
-        }
+        let id = assign(&mut request);
+        Echoed::new(self.inner.call(request), id)
+    }
+}
+
+/// The request's id: the client's when it sent one (the first, if it sent
+/// several), or one made here and set on the request. What the answer is
+/// to carry back (see [`Echoed`]).
+pub fn assign<B>(request: &mut Request<B>) -> Option<HeaderValue> {
+    match request.headers_mut().entry(HEADER) {
+        Entry::Occupied(sent) => Some(sent.get().clone()),
+        Entry::Vacant(slot) => make().map(|id| slot.insert(id).clone()),
     }
 }
 
@@ -122,6 +125,13 @@ pin_project_lite::pin_project! {
         #[pin]
         inner: F,
         id: Option<HeaderValue>,
+    }
+}
+
+impl<F> Echoed<F> {
+    /// `inner`'s answer, to carry `id` (from [`assign`]).
+    pub fn new(inner: F, id: Option<HeaderValue>) -> Self {
+        Echoed { inner, id }
     }
 }
 

@@ -10,10 +10,12 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use futures_util::future::Either;
 use futures_util::FutureExt;
 use http::{header, HeaderMap, HeaderName, Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use hyper_util::service::{TowerToHyperService, TowerToHyperServiceFuture};
 use tower::util::BoxCloneService;
 use tower::{service_fn, ServiceBuilder, ServiceExt};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -21,13 +23,56 @@ use tracing::Level;
 
 use crate::body::Body;
 use crate::error::GatewayError;
-use crate::request_id::RequestIdLayer;
+use crate::request_id::{Echoed, RequestIdLayer};
 use crate::state::{AppState, ConnInfo, Shared};
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
 
 /// What a listener serves: a connection's service, made when it is accepted.
-pub type PerConnection = Arc<dyn Fn(ConnInfo) -> HttpService + Send + Sync>;
+pub type PerConnection = Arc<dyn Fn(ConnInfo) -> ConnService + Send + Sync>;
+
+/// A connection's service, as hyper calls it: by reference, once a request.
+///
+/// hyper-util's adapter for a tower service clones the whole stack for
+/// every call (a boxed copy: an allocation, its reference counts and the
+/// connection's info) and then drives it through `poll_ready`. The proxy
+/// without spans is written for hyper directly and clones only what the
+/// handler keeps. The traced proxy and the admin listener stay tower
+/// stacks: tower-http's `TraceLayer` is one.
+pub enum ConnService {
+    Proxy(ProxyConn),
+    Layered(TowerToHyperService<HttpService>),
+}
+
+impl hyper::service::Service<Request<Incoming>> for ConnService {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future =
+        Either<Echoed<HandlerFuture>, TowerToHyperServiceFuture<HttpService, Request<Incoming>>>;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        match self {
+            ConnService::Proxy(proxy) => Either::Left(proxy.call(request)),
+            ConnService::Layered(layered) => Either::Right(layered.call(request)),
+        }
+    }
+}
+
+/// One connection's proxy without spans: the layers of [`outer`], in the
+/// same order, written as one call.
+pub struct ProxyConn {
+    shared: Shared,
+    sensitive: Arc<[HeaderName]>,
+    conn: ConnInfo,
+}
+
+impl ProxyConn {
+    fn call(&self, mut request: Request<Incoming>) -> Echoed<HandlerFuture> {
+        mark_sensitive(request.headers_mut(), &self.sensitive);
+        let id = crate::request_id::assign(&mut request);
+        Echoed::new(handle(&self.shared, &self.conn, request), id)
+    }
+}
 
 type HandlerFuture =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>>;
@@ -69,21 +114,15 @@ fn proxy_for(
     sensitive: Arc<[HeaderName]>,
     traced: bool,
     conn: ConnInfo,
-) -> HttpService {
-    let inner = service_fn(move |request: Request<Incoming>| {
-        let state = shared.load_full();
-        // The box first, then the handler's future written into it: made
-        // on the stack and then wrapped and boxed, it was moved twice.
-        let slot = Box::new_uninit();
-        let handled = Box::write(
-            slot,
-            crate::dispatch::dispatch(state, conn.clone(), request),
-        );
-        guarded(Box::into_pin(handled))
-    });
+) -> ConnService {
     if !traced {
-        return outer(inner, sensitive);
+        return ConnService::Proxy(ProxyConn {
+            shared,
+            sensitive,
+            conn,
+        });
     }
+    let inner = service_fn(move |request: Request<Incoming>| handle(&shared, &conn, request));
     let traced = ServiceBuilder::new()
         .layer(
             TraceLayer::new_for_http()
@@ -100,6 +139,19 @@ fn proxy_for(
         .service(inner)
         .map_response(boxed);
     outer(traced, sensitive)
+}
+
+/// A proxied request's handling, under the current configuration.
+fn handle(shared: &Shared, conn: &ConnInfo, request: Request<Incoming>) -> HandlerFuture {
+    let state = shared.load_full();
+    // The box first, then the handler's future written into it: made on
+    // the stack and then wrapped and boxed, it was moved twice.
+    let slot = Box::new_uninit();
+    let handled = Box::write(
+        slot,
+        crate::dispatch::dispatch(state, conn.clone(), request),
+    );
+    guarded(Box::into_pin(handled))
 }
 
 /// The handler's future, boxed and with its panics caught.
@@ -135,8 +187,8 @@ where
     )
 }
 
-/// The layers every proxy request passes first.
-fn outer<S>(service: S, sensitive: Arc<[HeaderName]>) -> HttpService
+/// The layers every proxy request passes first (as [`ProxyConn`] does).
+fn outer<S>(service: S, sensitive: Arc<[HeaderName]>) -> ConnService
 where
     S: tower::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>
         + Clone
@@ -155,6 +207,13 @@ where
         .layer(RequestIdLayer)
         .service(service)
         .boxed_clone()
+        .into()
+}
+
+impl From<HttpService> for ConnService {
+    fn from(service: HttpService) -> Self {
+        ConnService::Layered(TowerToHyperService::new(service))
+    }
 }
 
 /// Marks the headers named in `names` sensitive. tower-http's
@@ -187,6 +246,7 @@ pub fn admin(shared: Shared) -> PerConnection {
             async move { Ok::<_, Infallible>(crate::admin::handle(state, request).await) }
         })
         .boxed_clone()
+        .into()
     })
 }
 

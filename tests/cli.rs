@@ -163,10 +163,23 @@ async fn proves_proxying(gateway: &str, mock: &MockAgent) {
     let reply = client::post_json(&format!("http://{gateway}/"), body, &[]).await;
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.json()["id"], "cli");
+    let sent = mock.requests().pop().expect("reached upstream");
+    assert_eq!(sent.body, body.as_bytes());
+    // The binary logs at info, so its stack is the traced one: the id it
+    // made reaches the agent and comes back, and a client's own is kept.
+    let made = reply.header("x-request-id").expect("an id on the answer");
+    assert_eq!(made.len(), 36, "{made}");
     assert_eq!(
-        mock.requests().pop().expect("reached upstream").body,
-        body.as_bytes()
+        sent.headers.get("x-request-id").map(|v| v.as_bytes()),
+        Some(made.as_bytes())
     );
+    let own = client::post_json(
+        &format!("http://{gateway}/"),
+        body,
+        &[("x-request-id", "cli-own")],
+    )
+    .await;
+    assert_eq!(own.header("x-request-id"), Some("cli-own"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

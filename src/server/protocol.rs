@@ -18,13 +18,12 @@ use std::time::Duration;
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::Watcher;
-use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::Settings;
-use crate::stack::HttpService;
+use crate::stack::ConnService;
 
 /// What a client opens an HTTP/2 connection with (RFC 9113, 3.4).
 const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -132,13 +131,12 @@ impl Protocols {
         &self,
         io: I,
         protocol: Protocol,
-        service: HttpService,
+        svc: ConnService,
         watcher: Watcher,
     ) -> ConnectionFuture
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let svc = TowerToHyperService::new(service);
         let io = TokioIo::new(io);
         // Boxed per protocol, so that an HTTP/1.1 connection's task is the
         // size of an HTTP/1.1 connection, not of an HTTP/2 one.
