@@ -2,7 +2,6 @@
 //! written when the response body is done with — delivered or abandoned —
 //! so duration and bytes cover the whole answer, streams included.
 
-use std::fmt;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -18,18 +17,6 @@ use smallvec::SmallVec;
 
 use crate::a2a::Method;
 use crate::metrics::{self, Metrics, UpstreamMeters};
-
-/// A value, or `-` when there is none, as the other fields of the line.
-struct OrDash<T>(Option<T>);
-
-impl<T: fmt::Display> fmt::Display for OrDash<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Some(v) => v.fmt(f),
-            None => f.write_str("-"),
-        }
-    }
-}
 
 /// The JSON-RPC error code of a response the gateway made itself (set by
 /// `GatewayError::into_response`), so the record can say which error it was.
@@ -182,24 +169,24 @@ impl Record {
                     .inc_by(self.response_bytes);
             }
         }
-        tracing::info!(
-            target: "a2a_gateway::access",
-            request_id = std::str::from_utf8(&self.request_id).unwrap_or("-"),
-            client = %OrDash(self.client),
-            caller = self.caller.as_deref().unwrap_or("-"),
-            method = self.called.method(),
+        if !crate::log::access_wanted() {
+            return;
+        }
+        crate::log::access(&crate::log::access_line::Fields {
+            request_id: std::str::from_utf8(&self.request_id).unwrap_or("-"),
+            client: self.client,
+            caller: self.caller.as_deref().unwrap_or("-"),
+            method: self.called.method(),
             skill,
             upstream,
-            rule = self.rule,
-            status = self.status,
-            code = self.code,
-            // Whole microseconds: `0.819`, not `0.8190339999999999`.
-            duration_ms = elapsed.as_micros() as f64 / 1000.0,
-            request_bytes = self.request_bytes,
-            response_bytes = self.response_bytes,
+            rule: self.rule,
+            status: self.status,
+            code: self.code,
+            duration: elapsed,
+            request_bytes: self.request_bytes as u64,
+            response_bytes: self.response_bytes,
             outcome,
-            "access"
-        );
+        });
     }
 }
 

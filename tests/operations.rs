@@ -997,6 +997,56 @@ async fn the_binary_writes_one_json_access_line_per_call() {
     assert_eq!(line["status"], 200, "{line}");
 }
 
+/// The text log's access line is written by the gateway itself (not
+/// through `tracing`'s formatter): it must still be the same line, and
+/// still follow `[log] level`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_text_access_line_follows_the_format_and_the_level() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    // The second level keeps the listening line but filters out the access
+    // target, as `RUST_LOG`-style directives can.
+    for (level, expect_line) in [("info", true), ("info,a2a_gateway::access=warn", false)] {
+        let text = binary_config("2s", "Ops", &[("echo", mock.url())])
+            .replace("format = \"json\"", "format = \"text\"")
+            .replace("level = \"info\"", &format!("level = \"{level}\""));
+        let file = ConfigFile::new("text-access", &text);
+        let mut gw = Binary::start(&file.0).await;
+        let reply = client::post_json(
+            &gw.url(),
+            send("text-1"),
+            &[("x-request-id", "text \"quoted\" id")],
+        )
+        .await;
+        assert_ok(&reply, "text-1");
+        gw.signal("TERM");
+        let (status, lines) = gw.wait_exit(WAIT).await;
+        assert!(status.success(), "exit 0 on SIGTERM: {status}");
+        let access: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.contains(" a2a_gateway::access: access "))
+            .collect();
+        if !expect_line {
+            assert!(access.is_empty(), "no access line at {level}: {access:?}");
+            continue;
+        }
+        assert_eq!(access.len(), 1, "{}", lines.join("\n"));
+        let line = access[0];
+        // 2026-11-25T04:40:07.123456Z  INFO a2a_gateway::access: access request_id=...
+        let (time, rest) = line.split_at(27);
+        assert!(humantime::parse_rfc3339(time).is_ok(), "{line}");
+        let expected = "  INFO a2a_gateway::access: access request_id=\"text \\\"quoted\\\" id\" \
+             client=127.0.0.1 caller=\"-\" method=\"message/send\" skill=\"none\" \
+             upstream=\"echo\" rule=\"default\" status=200 duration_ms=";
+        assert!(rest.starts_with(expected), "{line}");
+        let tail = format!(
+            " request_bytes={} response_bytes={} outcome=\"complete\"",
+            send("text-1").len(),
+            reply.body.len()
+        );
+        assert!(rest.ends_with(&tail), "{line}");
+    }
+}
+
 /// A log reader that stops reading (a full pipe, a stuck log agent) must
 /// not stall the calls: lines queue up off the request path, and come out
 /// once the reader is back.

@@ -5,6 +5,7 @@
 //! agent), lines beyond the queue are dropped and counted
 //! (`a2a_gateway_log_lines_dropped_total`) instead of stalling every worker.
 
+pub mod access_line;
 mod queue;
 
 use std::sync::{Arc, OnceLock};
@@ -14,6 +15,10 @@ use tracing_subscriber::EnvFilter;
 use crate::config::{Config, LogFormat};
 
 static QUEUE: OnceLock<Arc<queue::Queue>> = OnceLock::new();
+
+/// Set when access lines are written straight into the queue: the log is
+/// plain text or JSON, not a terminal's colours (`access_line`).
+static ACCESS: OnceLock<(Arc<queue::Queue>, LogFormat)> = OnceLock::new();
 
 /// Flushes what is queued when dropped (waiting about a second at most), so
 /// keep it until the process ends.
@@ -38,8 +43,25 @@ pub fn init(config: &Config) -> Option<LogGuard> {
         LogFormat::Text => builder.try_init(),
     };
     installed.ok()?;
+    if !ansi {
+        let _ = ACCESS.set((lines.clone(), config.log.format));
+    }
     let _ = QUEUE.set(lines);
     Some(LogGuard { _writer: writer })
+}
+
+/// Whether the filter lets access lines through: asked before a line's
+/// fields are gathered.
+pub fn access_wanted() -> bool {
+    tracing::enabled!(target: access_line::TARGET, tracing::Level::INFO)
+}
+
+/// Logs one call's access line (see [`access_wanted`]).
+pub fn access(fields: &access_line::Fields) {
+    match ACCESS.get() {
+        Some((queue, format)) => access_line::with_line(fields, *format, |line| queue.push(line)),
+        None => fields.trace(),
+    }
 }
 
 /// Log lines dropped so far because the log reader fell behind.
