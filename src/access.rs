@@ -108,6 +108,12 @@ impl Record {
         self.started
     }
 
+    /// The call's `X-Request-Id` (`-` without one), for lines that must
+    /// name the call.
+    pub fn request_id(&self) -> &str {
+        std::str::from_utf8(&self.request_id).unwrap_or("-")
+    }
+
     /// Takes the status and (gateway) error code from the response head.
     pub fn head<B>(&mut self, response: &http::Response<B>) {
         self.status = response.status().as_u16();
@@ -173,7 +179,7 @@ impl Record {
             return;
         }
         crate::log::access(&crate::log::access_line::Fields {
-            request_id: std::str::from_utf8(&self.request_id).unwrap_or("-"),
+            request_id: self.request_id(),
             client: self.client,
             caller: self.caller.as_deref().unwrap_or("-"),
             method: self.called.method(),

@@ -269,7 +269,7 @@ async fn forward(
         state,
         owner,
         call.id,
-        &state.config.limits,
+        record.request_id(),
         permits,
         seen,
     ))
@@ -501,10 +501,11 @@ fn relay(
     state: &Arc<AppState>,
     owner: Arc<str>,
     id: Option<&RawValue>,
-    limits: &Limits,
+    x_request_id: &str,
     permits: Permits,
     seen: Sighting,
 ) -> Response<Body> {
+    let limits = &state.config.limits;
     // The body holds the call's pooled connection or HTTP/2 place.
     let (mut parts, body) = response.into_parts();
     headers::strip_hop_by_hop(&mut parts.headers);
@@ -533,6 +534,7 @@ fn relay(
         let settings = RelaySettings {
             upstream,
             request_id: id.map(ToOwned::to_owned),
+            x_request_id: x_request_id.into(),
             idle_timeout: limits.sse_idle_timeout,
             max_event_bytes: limits.max_sse_event_bytes,
             on_events: Some(on_events),

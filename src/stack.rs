@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use futures_util::future::Either;
 use futures_util::FutureExt;
-use http::{header, HeaderMap, HeaderName, Request, Response};
+use http::{header, HeaderMap, HeaderName, HeaderValue, Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::service::{TowerToHyperService, TowerToHyperServiceFuture};
@@ -70,7 +70,8 @@ impl ProxyConn {
     fn call(&self, mut request: Request<Incoming>) -> Echoed<HandlerFuture> {
         mark_sensitive(request.headers_mut(), &self.sensitive);
         let id = crate::request_id::assign(&mut request);
-        Echoed::new(handle(&self.shared, &self.conn, request), id)
+        let handled = handle(&self.shared, &self.conn, request, id.clone());
+        Echoed::new(handled, id)
     }
 }
 
@@ -100,11 +101,14 @@ fn sensitive_headers(state: &AppState) -> Vec<HeaderName> {
 pub fn proxy(shared: Shared) -> PerConnection {
     let sensitive: Arc<[HeaderName]> = sensitive_headers(&shared.load()).into();
     // One span per request (request id, method, path), so every line logged
-    // while it is handled names the request; the access line itself is
-    // written by the JSON-RPC handler when the answer ends. Left out when
-    // nothing at info is logged (the level is set once, at start): the span
-    // would be disabled anyway, and the layer still cost every call.
-    let traced = tracing::span_enabled!(Level::INFO);
+    // while it is handled names the request, but only when debug lines are
+    // logged (the level is set once, at start). At the shipped level, info,
+    // the span and tower-http's layer cost ~9,500 instructions a call, a
+    // sixth of the call (bench/profile.md), to name the request in the few
+    // lines logged at info or above while it is handled. Those lines name
+    // it themselves (a replica retried, a stream's failure, a panic), and
+    // the access line carries the id.
+    let traced = tracing::span_enabled!(Level::DEBUG);
     Arc::new(move |conn| proxy_for(shared.clone(), sensitive.clone(), traced, conn))
 }
 
@@ -122,7 +126,10 @@ fn proxy_for(
             conn,
         });
     }
-    let inner = service_fn(move |request: Request<Incoming>| handle(&shared, &conn, request));
+    let inner = service_fn(move |request: Request<Incoming>| {
+        let id = request.headers().get(crate::request_id::HEADER).cloned();
+        handle(&shared, &conn, request, id)
+    });
     let traced = ServiceBuilder::new()
         .layer(
             TraceLayer::new_for_http()
@@ -141,8 +148,14 @@ fn proxy_for(
     outer(traced, sensitive)
 }
 
-/// A proxied request's handling, under the current configuration.
-fn handle(shared: &Shared, conn: &ConnInfo, request: Request<Incoming>) -> HandlerFuture {
+/// A proxied request's handling, under the current configuration; `id` is
+/// its `X-Request-Id`, for the line a panic logs.
+fn handle(
+    shared: &Shared,
+    conn: &ConnInfo,
+    request: Request<Incoming>,
+    id: Option<HeaderValue>,
+) -> HandlerFuture {
     let state = shared.load_full();
     // The box first, then the handler's future written into it: made on
     // the stack and then wrapped and boxed, it was moved twice.
@@ -151,7 +164,7 @@ fn handle(shared: &Shared, conn: &ConnInfo, request: Request<Incoming>) -> Handl
         slot,
         crate::dispatch::dispatch(state, conn.clone(), request),
     );
-    guarded(Box::into_pin(handled))
+    guarded(Box::into_pin(handled), id)
 }
 
 /// The handler's future, boxed and with its panics caught.
@@ -165,21 +178,22 @@ fn handle(shared: &Shared, conn: &ConnInfo, request: Request<Incoming>) -> Handl
 /// This is tower-http's `CatchPanic` without its body wrapper: that layer
 /// boxes every response body twice more (its own box type around a box of
 /// ours), two allocations a call for bodies that are already one type.
-fn guarded<F>(handled: F) -> HandlerFuture
+fn guarded<F>(handled: F, id: Option<HeaderValue>) -> HandlerFuture
 where
     F: std::future::Future<Output = Response<Body>> + Send + 'static,
 {
     Box::pin(
         std::panic::AssertUnwindSafe(handled)
             .catch_unwind()
-            .map(|outcome| {
+            .map(move |outcome| {
                 Ok(outcome.unwrap_or_else(|payload| {
                     let what = payload
                         .downcast_ref::<&str>()
                         .copied()
                         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
                         .unwrap_or("(no message)");
-                    tracing::error!(panic = what, "the handler panicked");
+                    let request_id = id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::error!(request_id, panic = what, "the handler panicked");
                     GatewayError::Internal("the gateway failed while handling this request".into())
                         .into_response(None)
                 }))
@@ -256,7 +270,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_panicking_handler_answers_500_with_a_json_rpc_error() {
-        let answer = guarded(async { panic!("boom") }).await;
+        let answer = guarded(async { panic!("boom") }, None).await;
         let Ok(response) = answer;
         assert_eq!(response.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
         let body = response.into_body().collect().await.unwrap().to_bytes();
@@ -264,6 +278,21 @@ mod tests {
         assert_eq!(value["jsonrpc"], "2.0");
         assert_eq!(value["error"]["code"], -32603, "{value}");
         assert!(value["id"].is_null(), "{value}");
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_logged_with_the_request_id() {
+        let capture = crate::log::capture::Capture::default();
+        let _logging =
+            tracing::dispatcher::set_default(&capture.dispatch(crate::config::LogFormat::Text));
+        let id = HeaderValue::from_static("call-7");
+        let Ok(response) = guarded(async { panic!("boom") }, Some(id)).await;
+        assert_eq!(response.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
+        let text = capture.text();
+        assert!(
+            text.contains("ERROR") && text.contains(r#"request_id="call-7" panic="boom""#),
+            "{text}"
+        );
     }
 
     #[test]
@@ -304,7 +333,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_handler_that_answers_is_passed_through() {
-        let answer = guarded(async { Response::new(crate::body::full("ok")) }).await;
+        let answer = guarded(async { Response::new(crate::body::full("ok")) }, None).await;
         let Ok(response) = answer;
         assert_eq!(response.status(), http::StatusCode::OK);
         let body = response.into_body().collect().await.unwrap().to_bytes();

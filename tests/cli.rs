@@ -29,9 +29,18 @@ impl Drop for Proc {
 
 impl Proc {
     fn spawn(args: &[&str]) -> Proc {
-        let child = Command::new(BIN)
+        Proc::spawn_logging(args, None)
+    }
+
+    /// With `RUST_LOG` set to `filter`, or unset.
+    fn spawn_logging(args: &[&str], filter: Option<&str>) -> Proc {
+        let mut command = Command::new(BIN);
+        match filter {
+            Some(filter) => command.env("RUST_LOG", filter),
+            None => command.env_remove("RUST_LOG"),
+        };
+        let child = command
             .args(args)
-            .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -165,8 +174,8 @@ async fn proves_proxying(gateway: &str, mock: &MockAgent) {
     assert_eq!(reply.json()["id"], "cli");
     let sent = mock.requests().pop().expect("reached upstream");
     assert_eq!(sent.body, body.as_bytes());
-    // The binary logs at info, so its stack is the traced one: the id it
-    // made reaches the agent and comes back, and a client's own is kept.
+    // The id the gateway made reaches the agent and comes back, and a
+    // client's own is kept (through the traced stack at debug too).
     let made = reply.header("x-request-id").expect("an id on the answer");
     assert_eq!(made.len(), 36, "{made}");
     assert_eq!(
@@ -186,15 +195,20 @@ async fn proves_proxying(gateway: &str, mock: &MockAgent) {
 async fn run_from_flags_alone_serves_and_exits_cleanly_on_sigterm() {
     let mock = MockAgent::start(Mode::Normal).await;
     let upstream = format!("echo={}", mock.url());
-    let mut proc = Proc::spawn(&[
-        "run",
-        "--listen",
-        "127.0.0.1:0",
-        "--admin-listen",
-        "127.0.0.1:0",
-        "--upstream",
-        &upstream,
-    ]);
+    // At debug, requests go through the stack with a span each (`stack`);
+    // the other tests here run the shipped level, info, without.
+    let mut proc = Proc::spawn_logging(
+        &[
+            "run",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream,
+        ],
+        Some("a2a_gateway=debug"),
+    );
     let line = proc.wait_line(true, "a2a-gateway listening");
     let (addr, admin) = (field(&line, "addr"), field(&line, "admin_addr"));
     proves_proxying(&addr, &mock).await;

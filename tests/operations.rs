@@ -1047,6 +1047,52 @@ async fn the_text_access_line_follows_the_format_and_the_level() {
     }
 }
 
+/// There is no span per request at info: a line logged while a call is
+/// handled names the call's request id itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replica_retry_is_logged_with_the_call_s_request_id() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let closed = support::closed_port::ClosedPort::new();
+    let text = binary_config("2s", "Ops", &[])
+        + &format!(
+            "[[upstreams]]\nname = \"pool\"\nurls = [\"{}\", \"{}\"]\nbalance = \"round_robin\"\n\
+             breaker = {{ failures = 1000, open_for = \"1s\" }}\n",
+            closed.url(),
+            mock.url()
+        );
+    let file = ConfigFile::new("retry-log", &text);
+    let mut gw = Binary::start(&file.0).await;
+    let ids: Vec<String> = (0..4).map(|i| format!("retry-{i}")).collect();
+    for id in &ids {
+        let reply = client::post_json(&gw.url(), send(id), &[("x-request-id", id)]).await;
+        assert_ok(&reply, id);
+    }
+    gw.signal("TERM");
+    let (status, lines) = gw.wait_exit(WAIT).await;
+    assert!(status.success(), "exit 0 on SIGTERM: {status}");
+    let retries: Vec<Value> = json_events(&lines)
+        .into_iter()
+        .filter(|e| e["message"] == "call never reached the replica; trying another")
+        .collect();
+    // Round robin over two replicas, a breaker that never opens: calls try
+    // the closed one first (each call advances the turn by its two
+    // tries). The card fetch retries too, with no request id ("-").
+    let named: Vec<&str> = retries
+        .iter()
+        .filter_map(|r| r["request_id"].as_str())
+        .filter(|id| *id != "-")
+        .collect();
+    assert!(!named.is_empty(), "{}", lines.join("\n"));
+    for id in &named {
+        assert!(ids.iter().any(|i| i == id), "{named:?}");
+        assert_eq!(named.iter().filter(|n| *n == id).count(), 1, "{named:?}");
+    }
+    assert!(
+        retries.iter().all(|r| r["upstream"] == "pool"),
+        "{retries:?}"
+    );
+}
+
 /// A log reader that stops reading (a full pipe, a stuck log agent) must
 /// not stall the calls: lines queue up off the request path, and come out
 /// once the reader is back.

@@ -282,7 +282,7 @@ pub fn with_line(fields: &Fields, format: LogFormat, emit: impl FnOnce(&[u8])) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
+    use crate::log::capture::Capture;
 
     fn fields<'a>() -> Fields<'a> {
         Fields {
@@ -302,37 +302,12 @@ mod tests {
         }
     }
 
-    #[derive(Clone, Default)]
-    struct Capture(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Capture {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     /// What `tracing_subscriber::fmt`, as `log::init` sets it up without a
     /// terminal, writes for the same fields.
     fn through_tracing(fields: &Fields, format: LogFormat) -> String {
         let capture = Capture::default();
-        let writer = capture.clone();
-        let builder = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer(move || writer.clone());
-        match format {
-            LogFormat::Text => {
-                tracing::subscriber::with_default(builder.finish(), || fields.trace())
-            }
-            LogFormat::Json => {
-                tracing::subscriber::with_default(builder.json().finish(), || fields.trace())
-            }
-        }
-        let bytes = capture.0.lock().unwrap().clone();
-        String::from_utf8(bytes).unwrap()
+        tracing::dispatcher::with_default(&capture.dispatch(format), || fields.trace());
+        capture.text()
     }
 
     fn ours(fields: &Fields, format: LogFormat) -> String {

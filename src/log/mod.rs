@@ -6,6 +6,8 @@
 //! (`a2a_gateway_log_lines_dropped_total`) instead of stalling every worker.
 
 pub mod access_line;
+#[cfg(test)]
+pub(crate) mod capture;
 mod queue;
 
 use std::sync::{Arc, OnceLock};

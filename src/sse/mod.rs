@@ -37,6 +37,9 @@ pub struct RelaySettings {
     pub upstream: std::sync::Arc<str>,
     /// The request id as raw JSON (`None` for a notification).
     pub request_id: Option<Box<RawValue>>,
+    /// The call's `X-Request-Id`, so that a stream's failure names its call
+    /// (there is no span per request at info: `crate::stack`).
+    pub x_request_id: Box<str>,
     pub idle_timeout: Duration,
     pub max_event_bytes: usize,
     pub on_events: Option<OnEvents>,
@@ -224,7 +227,7 @@ fn finish(
     why: &str,
 ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
     *done = true;
-    tracing::warn!(upstream = %settings.upstream, code, "{why}");
+    tracing::warn!(request_id = &*settings.x_request_id, upstream = %settings.upstream, code, "{why}");
     let message = match code {
         codes::SHUTTING_DOWN => why.to_string(),
         _ => format!("upstream '{}': {why}", settings.upstream),
@@ -250,6 +253,7 @@ mod tests {
         RelaySettings {
             upstream: "up".into(),
             request_id: Some(RawValue::from_string("\"r1\"".into()).unwrap()),
+            x_request_id: "x-r1".into(),
             idle_timeout: Duration::from_millis(idle_ms),
             max_event_bytes: 64,
             on_events: None,
@@ -297,7 +301,16 @@ mod tests {
             body(vec![data("data: 1\n\ndata: {\"half"), broken]),
             settings(1000),
         );
+        let capture = crate::log::capture::Capture::default();
+        let logging =
+            tracing::dispatcher::set_default(&capture.dispatch(crate::config::LogFormat::Text));
         let out = collect(relay).await;
+        drop(logging);
+        let logged = capture.text();
+        assert!(
+            logged.contains(r#"WARN"#) && logged.contains(r#"request_id="x-r1" upstream=up"#),
+            "the failure names its call: {logged}"
+        );
         assert!(
             out.starts_with(
                 "data: 1\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"error\":{\"code\":-32053"

@@ -377,7 +377,14 @@ impl Upstream {
                 Ok(response) => return Ok(response),
                 Err(f) if f.maybe_delivered => return Err(f.error),
                 Err(f) => {
-                    tracing::warn!(upstream = %self.name, error = %f.error, "call never reached the replica; trying another");
+                    // Named by its X-Request-Id: there is no span per
+                    // request at info (`crate::stack`). The head is gone
+                    // after the last replica, and so is any other to try.
+                    let id = parts
+                        .as_ref()
+                        .and_then(|p| p.headers.get(crate::request_id::HEADER));
+                    let request_id = id.and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::warn!(request_id, upstream = %self.name, error = %f.error, "call never reached the replica; trying another");
                     last = Some(f.error);
                 }
             }
