@@ -518,6 +518,8 @@ instr = {t: find("instructions", "send1k", "h1", t) for t in ["gateway", "hyper-
 # The floor on hyper's own connections in a plain list (bench/own_pool.rs):
 # what hyper-util's legacy client costs. Reported when it was counted.
 instr_own = find("instructions", "send1k", "h1", "hyper-floor-own")
+# The gateway at the shipped log level (info: an access line a call).
+instr_info = find("instructions", "send1k", "h1", "gateway-info")
 if floor_rows or any(instr.values()):
     w("## The HTTP stack's floor: the gateway beside a bare hyper proxy")
     w("")
@@ -552,7 +554,11 @@ if floor_rows or any(instr.values()):
           "`message/send` 1 KiB over HTTP/1.1 after a warm-up, 4 connections; the kernel's "
           "socket work is not counted, and is the same for both: the same system calls per "
           "call): gateway "
-          f"{per['gateway']:,.0f}, hyper-floor {per['hyper-floor']:,.0f} "
+          f"{per['gateway']:,.0f}"
+          + (f" at `warn` as in every other row, {instr_info['instructions'] / instr_info['calls']:,.0f} "
+             "at the shipped level, `info`, which writes an access line a call"
+             if instr_info else "")
+          + f"; hyper-floor {per['hyper-floor']:,.0f} "
           f"({ratio(per['gateway'], per['hyper-floor'])})"
           + (f"; the floor without hyper-util's legacy client (`bench-hyper-floor ... own`) "
              f"{instr_own['instructions'] / instr_own['calls']:,.0f}" if instr_own else "")

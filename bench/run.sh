@@ -8,6 +8,9 @@
 # nginx terminating TLS (nginx-tls), with a fresh certificate and token; and
 # through a fleet (gateway-fleet): the gateway in front of nine agents, routing
 # each call by skill, against the chosen agent called directly (direct-fleet).
+# The gateway runs at [log] level = "warn" (no access line), as nginx runs with
+# access_log off; instructions per call are also counted at the shipped level,
+# info (gateway-info).
 #
 #   bash bench/run.sh            full run (~10 min after the builds): RESULTS.md
 #   bash bench/run.sh --smoke    every workload for ~1 s (debug builds, no nginx
@@ -272,7 +275,7 @@ fds_of() { local n=0 p; for p in "$@"; do n=$((n + $(ls "/proc/$p/fd" 2>/dev/nul
 url_of() { # target proto
   case $1/$2 in
     direct/*) echo "http://127.0.0.1:$UPORT/" ;;
-    gateway/* | gateway-h2c/* | gateway-fleet/*) echo "http://127.0.0.1:$GPORT/" ;;
+    gateway/* | gateway-h2c/* | gateway-fleet/* | gateway-info/*) echo "http://127.0.0.1:$GPORT/" ;;
     direct-fleet/*) echo "http://127.0.0.1:$FPORT/" ;;   # the translate agent
     hyper-floor/* | hyper-floor-own/*) echo "http://127.0.0.1:$FLPORT/" ;;
     nginx/h1) echo "http://127.0.0.1:$NH1/" ;;
@@ -707,6 +710,8 @@ instructions() { # target: user-space instructions per send1k call (HTTP/1.1, 4 
   STOP_WAIT=300
   if [ "$target" = gateway ]; then
     start_gateway valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out"; pid=$GW_PID
+  elif [ "$target" = gateway-info ]; then
+    GW_CONFIG=$OUT/gateway-info.toml start_gateway valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out"; pid=$GW_PID
   elif [ "$target" = hyper-floor-own ]; then
     FLOOR_MODE=own start_floor valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out"; pid=$FLOOR_PID
   else
@@ -719,7 +724,7 @@ instructions() { # target: user-space instructions per send1k call (HTTP/1.1, 4 
   h2load --h1 -n "$CG_CALLS" -c 4 -t 1 -d "$OUT/send1k.json" -H 'content-type: application/json' "$u" \
     >"$OUT/logs/h2load-callgrind-$target.txt" 2>&1 || true
   callgrind_control -i off "$pid" >/dev/null 2>&1 || true
-  if [ "$target" = gateway ]; then stop_gateway; else stop_floor; fi
+  case $target in gateway*) stop_gateway ;; *) stop_floor ;; esac
   STOP_WAIT=50
   local done total
   done=$(awk '/^status codes:/ {print $3}' "$OUT/logs/h2load-callgrind-$target.txt")
@@ -733,8 +738,11 @@ if have valgrind && have callgrind_control && have h2load; then
   say "instructions per call (callgrind, $CG_CALLS calls of message/send 1 KiB)"
   stop_gateway
   GW_CONFIG=bench/gateway.toml
+  # gateway-info: at the shipped log level, info, which writes an access line
+  # a call (every other row runs at warn, as nginx runs with access_log off).
+  sed 's/^level = "warn"/level = "info"/' bench/gateway.toml >"$OUT/gateway-info.toml"
   # hyper-floor-own: the floor without hyper-util's legacy client (bench/own_pool.rs).
-  for target in gateway hyper-floor hyper-floor-own; do instructions "$target"; done
+  for target in gateway gateway-info hyper-floor hyper-floor-own; do instructions "$target"; done
 fi
 
 # ---------------------------------------------------------------- report
