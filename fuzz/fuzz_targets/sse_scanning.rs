@@ -119,6 +119,7 @@ fn relay(stream: &[u8], chunks: &[&[u8]], ends: &[usize], max_event_bytes: usize
     let settings = RelaySettings {
         upstream: "agent".into(),
         request_id: Some(RawValue::from_string(REQUEST_ID.into()).unwrap()),
+        x_request_id: "fuzz".into(),
         idle_timeout: Duration::from_secs(3600),
         max_event_bytes,
         on_events: Some(Box::new(|events: &[u8]| {
