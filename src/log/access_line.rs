@@ -80,57 +80,134 @@ impl Fields<'_> {
     /// Appends the line, newline included, as `format` lays it out.
     pub fn write(&self, format: LogFormat, now: SystemTime, out: &mut Vec<u8>) {
         match format {
-            LogFormat::Text => self.text(now, out),
-            LogFormat::Json => self.json(now, out),
+            LogFormat::Text => self.laid_out::<Text>(now, out),
+            LogFormat::Json => self.laid_out::<Json>(now, out),
         }
     }
 
-    fn text(&self, now: SystemTime, out: &mut Vec<u8>) {
+    /// The fields, in `tracing`'s order, each as `L` writes it.
+    fn laid_out<L: Layout>(&self, now: SystemTime, out: &mut Vec<u8>) {
+        L::open(now, out);
+        L::name(out, "request_id");
+        string::<L>(out, self.request_id);
+        L::name(out, "client");
+        L::client(out, self.client);
+        for (name, text) in [
+            ("caller", self.caller),
+            ("method", self.method),
+            ("skill", self.skill),
+            ("upstream", self.upstream),
+            ("rule", self.rule),
+        ] {
+            L::name(out, name);
+            string::<L>(out, text);
+        }
+        L::name(out, "status");
+        digits(out, self.status);
+        if let Some(code) = self.code {
+            L::name(out, "code");
+            digits(out, code);
+        }
+        L::name(out, "duration_ms");
+        millis(out, self.micros());
+        L::name(out, "request_bytes");
+        digits(out, self.request_bytes);
+        L::name(out, "response_bytes");
+        digits(out, self.response_bytes);
+        L::name(out, "outcome");
+        string::<L>(out, self.outcome);
+        L::close(out);
+    }
+}
+
+/// What one log format writes around and between the fields.
+trait Layout {
+    /// Up to the first field: the time, the level, the target, the message.
+    fn open(now: SystemTime, out: &mut Vec<u8>);
+    /// A field's name, after the field before it.
+    fn name(out: &mut Vec<u8>, name: &str);
+    /// A string that is not [`plain`], escaped as `tracing` escapes it.
+    fn escaped(out: &mut Vec<u8>, text: &str);
+    /// The client's address (`-` without one).
+    fn client(out: &mut Vec<u8>, client: Option<IpAddr>);
+    /// After the last field, the newline included.
+    fn close(out: &mut Vec<u8>);
+}
+
+/// `tracing_subscriber::fmt`'s text format, without colours.
+struct Text;
+
+impl Layout for Text {
+    fn open(now: SystemTime, out: &mut Vec<u8>) {
         timestamp(now, out);
         out.extend_from_slice(b"  INFO a2a_gateway::access: access");
-        quoted(out, b" request_id=", self.request_id);
-        out.extend_from_slice(b" client=");
-        client(out, self.client);
-        quoted(out, b" caller=", self.caller);
-        quoted(out, b" method=", self.method);
-        quoted(out, b" skill=", self.skill);
-        quoted(out, b" upstream=", self.upstream);
-        quoted(out, b" rule=", self.rule);
-        number(out, b" status=", self.status);
-        if let Some(code) = self.code {
-            number(out, b" code=", code);
-        }
-        out.extend_from_slice(b" duration_ms=");
-        millis(out, self.micros());
-        number(out, b" request_bytes=", self.request_bytes);
-        number(out, b" response_bytes=", self.response_bytes);
-        quoted(out, b" outcome=", self.outcome);
-        out.push(b'\n');
     }
 
-    fn json(&self, now: SystemTime, out: &mut Vec<u8>) {
+    fn name(out: &mut Vec<u8>, name: &str) {
+        out.push(b' ');
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'=');
+    }
+
+    /// As `{:?}` writes it.
+    fn escaped(out: &mut Vec<u8>, text: &str) {
+        let mut escaped = String::new();
+        let _ = write!(escaped, "{text:?}");
+        out.extend_from_slice(escaped.as_bytes());
+    }
+
+    /// Unquoted, as `Display` writes it.
+    fn client(out: &mut Vec<u8>, client: Option<IpAddr>) {
+        address(out, client);
+    }
+
+    fn close(out: &mut Vec<u8>) {
+        out.push(b'\n');
+    }
+}
+
+/// `tracing_subscriber::fmt`'s JSON format.
+struct Json;
+
+impl Layout for Json {
+    fn open(now: SystemTime, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"timestamp\":\"");
         timestamp(now, out);
         out.extend_from_slice(b"\",\"level\":\"INFO\",\"fields\":{\"message\":\"access\"");
-        json_string(out, b",\"request_id\":", self.request_id);
-        out.extend_from_slice(b",\"client\":\"");
-        client(out, self.client);
+    }
+
+    fn name(out: &mut Vec<u8>, name: &str) {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+    }
+
+    /// As serde_json escapes it.
+    fn escaped(out: &mut Vec<u8>, text: &str) {
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, text);
+    }
+
+    /// A string, as `tracing` records a `Display` field in JSON.
+    fn client(out: &mut Vec<u8>, client: Option<IpAddr>) {
         out.push(b'"');
-        json_string(out, b",\"caller\":", self.caller);
-        json_string(out, b",\"method\":", self.method);
-        json_string(out, b",\"skill\":", self.skill);
-        json_string(out, b",\"upstream\":", self.upstream);
-        json_string(out, b",\"rule\":", self.rule);
-        number(out, b",\"status\":", self.status);
-        if let Some(code) = self.code {
-            number(out, b",\"code\":", code);
-        }
-        out.extend_from_slice(b",\"duration_ms\":");
-        millis(out, self.micros());
-        number(out, b",\"request_bytes\":", self.request_bytes);
-        number(out, b",\"response_bytes\":", self.response_bytes);
-        json_string(out, b",\"outcome\":", self.outcome);
+        address(out, client);
+        out.push(b'"');
+    }
+
+    fn close(out: &mut Vec<u8>) {
         out.extend_from_slice(b"},\"target\":\"a2a_gateway::access\"}\n");
+    }
+}
+
+/// A string field's value: copied between quotes when it needs no escape.
+fn string<L: Layout>(out: &mut Vec<u8>, text: &str) {
+    if plain(text) {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        L::escaped(out, text);
     }
 }
 
@@ -141,42 +218,13 @@ fn plain(text: &str) -> bool {
         .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
 }
 
-/// `name` then `text` as `{:?}` writes it, which is how `tracing`'s text
-/// format writes a string field.
-fn quoted(out: &mut Vec<u8>, name: &[u8], text: &str) {
-    out.extend_from_slice(name);
-    if plain(text) {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
-    } else {
-        let mut escaped = String::new();
-        let _ = write!(escaped, "{text:?}");
-        out.extend_from_slice(escaped.as_bytes());
-    }
-}
-
-/// `name` then `text` as a JSON string, escaped as serde_json escapes it.
-fn json_string(out: &mut Vec<u8>, name: &[u8], text: &str) {
-    out.extend_from_slice(name);
-    if plain(text) {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
-    } else {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *out, text);
-    }
-}
-
-fn number(out: &mut Vec<u8>, name: &[u8], n: impl itoa::Integer) {
-    out.extend_from_slice(name);
+fn digits(out: &mut Vec<u8>, n: impl itoa::Integer) {
     out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// The client's address as `Display` writes it; IPv4 by hand, as `fmt`
 /// costs more than the rest of the line.
-fn client(out: &mut Vec<u8>, client: Option<IpAddr>) {
+fn address(out: &mut Vec<u8>, client: Option<IpAddr>) {
     match client {
         Some(IpAddr::V4(ip)) => {
             let [a, b, c, d] = ip.octets();
