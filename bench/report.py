@@ -187,6 +187,8 @@ mock upstream compete for CPU, as they would in a sidecar. No CPU pinning.
 * **CPU per 10k requests**: utime + stime of the proxy's processes (`/proc/PID/stat`; nginx:
   master + workers) over the saturation run, divided by the requests answered. The *direct*
   column is the upstream's own CPU; the upstream's CPU is not included in the proxy columns.
+  The rows below it split it: utime (user space) and stime (the kernel: mostly the sockets'
+  reads and writes, the same system calls for every proxy here).
 * **Peak RSS**: `VmHWM` of the proxy's processes (summed for nginx), reset
   (`/proc/PID/clear_refs` = 5) before each saturation run. The processes live through all the
   workloads, so this includes memory kept from earlier ones (the gateway's affinity cache, the
@@ -319,6 +321,18 @@ def saturation_rows(sat, proto):
             cpu[t] = r[key] / r["requests"] * 10_000
     w(row("CPU seconds per 10k requests (the proxy; direct: the upstream)", cpu,
           lambda v: fmt_f(v, 3)))
+    # utime alone: the kernel's share (stime) is the sockets' work, which
+    # every proxy does alike, so the user-space share is where they differ.
+    user = {}
+    for t in TARGETS:
+        r = sat[t]
+        key = "upstream_user_cpu_s" if t == "direct" else "user_cpu_s"
+        if r and r.get("requests") and key in r:
+            user[t] = r[key] / r["requests"] * 10_000
+    if user:
+        w(row("… of which in user space", user, lambda v: fmt_f(v, 3)))
+        w(row("… of which in the kernel", {t: cpu[t] - user[t] for t in user if t in cpu},
+              lambda v: fmt_f(v, 3)))
     up_cpu = {t: (sat[t]["upstream_cpu_s"] / sat[t]["requests"] * 10_000)
               for t in TARGETS if sat[t] and sat[t].get("requests")}
     w(row("… the upstream's CPU seconds per 10k requests", up_cpu, lambda v: fmt_f(v, 3), False))

@@ -261,6 +261,13 @@ cpu_ticks() { # PIDs: utime + stime
   done
   echo $t
 }
+user_ticks() { # PIDs: utime alone (the rest of cpu_ticks is the kernel's)
+  local t=0 p
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14}' "/proc/$p/stat")))
+  done
+  echo $t
+}
 status_kb() { # FIELD PIDs: sum of a /proc/PID/status field, in kB
   local f=$1 s=0 p v; shift
   for p in "$@"; do
@@ -488,12 +495,12 @@ done
 [ $FAILURES = 0 ] || { echo "sanity checks failed: not measuring" >&2; exit 1; }
 
 saturate() { # workload proto target
-  local w=$1 proto=$2 target=$3 pids u line c0 u0 c1 u1 hwm requests errors up_pid
+  local w=$1 proto=$2 target=$3 pids u line c0 u0 c1 u1 k0 k1 ku0 ku1 hwm requests errors up_pid
   read -r -a pids <<<"$(pids_of "$target")"
   u=$(url_of "$target" "$proto")
   up_pid=$(upstream_pid_of "$target")
   reset_hwm "${pids[@]}"
-  c0=$(cpu_ticks "${pids[@]}"); u0=$(cpu_ticks "$up_pid")
+  c0=$(cpu_ticks "${pids[@]}"); u0=$(cpu_ticks "$up_pid"); k0=$(user_ticks "${pids[@]}"); ku0=$(user_ticks "$up_pid")
   if [ $proto = h1 ]; then
     have wrk || return 0
     local auth=""; [[ $target = *-tls ]] && auth="Bearer $TOKEN"
@@ -518,10 +525,10 @@ saturate() { # workload proto target
     requests=${requests:-0}; errors=$(( ${errors:-1} + ${non2xx:-0} )); secs=${secs:-$SAT_SECS}
     line="{\"mode\":\"h2load\",\"requests\":$requests,\"duration_us\":$(awk -v s="$secs" 'BEGIN {printf "%d", s * 1e6}')}"
   fi
-  c1=$(cpu_ticks "${pids[@]}"); u1=$(cpu_ticks "$up_pid")
+  c1=$(cpu_ticks "${pids[@]}"); u1=$(cpu_ticks "$up_pid"); k1=$(user_ticks "${pids[@]}"); ku1=$(user_ticks "$up_pid")
   hwm=$(status_kb VmHWM "${pids[@]}")
   record "${SAT_PHASE:-sat}" "$w" "$proto" "$target" "$line" \
-    "\"rps\":$(awk -v r="$requests" -v s="$secs" 'BEGIN {printf "%.1f", (s > 0 ? r / s : 0)}'),\"errors\":$errors,\"cpu_s\":$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"upstream_cpu_s\":$(awk -v t=$((u1 - u0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"hwm_kb\":$hwm"
+    "\"rps\":$(awk -v r="$requests" -v s="$secs" 'BEGIN {printf "%.1f", (s > 0 ? r / s : 0)}'),\"errors\":$errors,\"cpu_s\":$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"upstream_cpu_s\":$(awk -v t=$((u1 - u0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"user_cpu_s\":$(awk -v t=$((k1 - k0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"upstream_user_cpu_s\":$(awk -v t=$((ku1 - ku0)) -v k="$CLK_TCK" 'BEGIN {print t / k}'),\"hwm_kb\":$hwm"
   [ "$errors" = 0 ] && [ "${requests:-0}" -gt 0 ] || fail "saturation $w $proto $target: $requests requests, $errors errors"
   note "saturation $w $proto $target: $(awk -v r="$requests" -v s="$secs" 'BEGIN {printf "%.0f", (s > 0 ? r / s : 0)}') req/s, $errors errors"
 }
