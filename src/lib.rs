@@ -16,6 +16,7 @@ pub mod demo;
 pub mod dispatch;
 pub mod error;
 pub mod fleet;
+pub mod json_cursor;
 pub mod limits;
 pub mod log;
 pub mod memory_release;

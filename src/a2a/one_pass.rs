@@ -23,11 +23,12 @@ use crate::sketch::{Name, Sketch};
 
 /// The members of a request object, each read at most once.
 #[derive(Default)]
-struct Whole<'a> {
-    jsonrpc: Option<&'a RawValue>,
-    id: Option<&'a RawValue>,
-    method: Option<Cow<'a, str>>,
-    params: Option<Sketch<'a>>,
+pub(super) struct Whole<'a> {
+    /// The member's text, as the document has it.
+    pub(super) jsonrpc: Option<&'a str>,
+    pub(super) id: Option<&'a RawValue>,
+    pub(super) method: Option<Cow<'a, str>>,
+    pub(super) params: Option<Sketch<'a>>,
 }
 
 /// Reads a [`Whole`] from an object (anything else fails the reading).
@@ -56,7 +57,10 @@ impl<'de, 's: 'de> Visitor<'de> for WholeOf<'s> {
         let mut whole = Whole::default();
         while let Some(Name(key)) = map.next_key::<Name<'de>>()? {
             let repeated = match &*key {
-                "jsonrpc" => whole.jsonrpc.replace(map.next_value()?).is_some(),
+                "jsonrpc" => {
+                    let raw: &RawValue = map.next_value()?;
+                    whole.jsonrpc.replace(raw.get()).is_some()
+                }
                 "id" => whole.id.replace(map.next_value()?).is_some(),
                 "method" => {
                     let Name(method) = map.next_value()?;
@@ -125,10 +129,8 @@ fn read(body: &[u8]) -> Option<Request<'_>> {
     // One check of the whole body is cheaper than serde_json's check of
     // each string it reads from bytes (bad UTF-8 takes the two-pass path).
     let text = crate::utf8::text(body)?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let whole = WholeOf { source: text }.deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    if whole.jsonrpc?.get() != "\"2.0\"" {
+    let whole = super::hand_read::whole(text).or_else(|| serde_whole(text))?;
+    if whole.jsonrpc? != "\"2.0\"" {
         return None;
     }
     let id = jsonrpc::check_id(whole.id).ok()?;
@@ -143,6 +145,15 @@ fn read(body: &[u8]) -> Option<Request<'_>> {
         method: whole.method?,
         params: Params::Read(params),
     })
+}
+
+/// The reading through serde_json, for what the hand reader leaves to it
+/// (see `super::hand_read`).
+pub(super) fn serde_whole(text: &str) -> Option<Whole<'_>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let whole = WholeOf { source: text }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(whole)
 }
 
 #[cfg(test)]

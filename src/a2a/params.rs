@@ -81,7 +81,7 @@ fn check(method: &Method, params: Option<&Sketch<'_>>) -> Result<(), String> {
 /// params → message → parts → part → member → its members: as deep as the
 /// checks, routing and the webhook guard look, and the levels in which a
 /// repeated member name is refused. Deeper data is the agent's business.
-const INSPECTED: Reading<'static> = Reading {
+pub(crate) const INSPECTED: Reading<'static> = Reading {
     levels: 6,
     keep: |_| true,
     unique: true,
@@ -90,7 +90,7 @@ const INSPECTED: Reading<'static> = Reading {
 
 /// Members to which A2A gives long strings: a text part's `text`, a file's
 /// `bytes` (0.2/0.3) and a 1.0 part's `raw`.
-fn long_text(name: &str) -> bool {
+pub(crate) fn long_text(name: &str) -> bool {
     matches!(name, "text" | "bytes" | "raw")
 }
 
