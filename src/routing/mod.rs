@@ -15,6 +15,7 @@
 
 pub mod affinity;
 mod answer;
+mod answer_by_hand;
 pub mod learn;
 pub mod matcher;
 pub mod probe;
