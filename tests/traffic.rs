@@ -193,6 +193,81 @@ async fn a_slowloris_client_is_dropped_while_others_are_served() {
     );
 }
 
+/// The header-read timeout runs from each answer of a keep-alive
+/// connection (its timer is the connection's own, `server::conn_timer`):
+/// calls spread over more than the timeout are all served, and the
+/// connection is closed once it has been idle for the timeout, not before.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_keep_alive_connection_is_closed_a_timeout_after_its_last_answer() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = gateway(&mock, "", "[limits]\nheader_read_timeout = \"1s\"\n").await;
+    let mut conn = tokio::net::TcpStream::connect(gw.addr()).await.unwrap();
+    let mut answered = Instant::now();
+    // Four calls 400 ms apart: 1.6 s on one connection, each head well
+    // within the timeout of the answer before it.
+    for id in 1..=4 {
+        if id > 1 {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        }
+        let body = send(id);
+        let request = format!(
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        conn.write_all(request.as_bytes()).await.unwrap();
+        let answer = tokio::time::timeout(WAIT, read_answer(&mut conn))
+            .await
+            .expect("an answer in time");
+        answered = Instant::now();
+        assert!(answer.starts_with("HTTP/1.1 200"), "call {id}: {answer}");
+        assert!(
+            answer.contains(&format!("\"id\":{id}")),
+            "call {id}: {answer}"
+        );
+    }
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(WAIT, conn.read(&mut buf))
+        .await
+        .expect("closed within the wait");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    let idle = answered.elapsed();
+    assert!(
+        idle >= Duration::from_millis(900) && idle < Duration::from_secs(5),
+        "closed after {idle:?} idle; the timeout is 1 s"
+    );
+}
+
+/// One HTTP/1.1 answer read from `conn`: its head and a body of its
+/// `Content-Length`.
+async fn read_answer(conn: &mut tokio::net::TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = conn.read(&mut buf).await.unwrap();
+        assert!(
+            n > 0,
+            "closed mid-answer: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        let Some(end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        let length = text[..end]
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse::<usize>().ok())?
+            })
+            .expect("an answer with a Content-Length");
+        if got.len() >= end + 4 + length {
+            return text;
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_says_nothing_or_half_a_preface_is_disconnected() {
     let mock = MockAgent::start(Mode::Normal).await;

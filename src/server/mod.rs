@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+mod conn_timer;
 mod protocol;
 mod proxy_protocol;
 
