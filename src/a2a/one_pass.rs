@@ -157,7 +157,7 @@ pub(super) fn serde_whole(text: &str) -> Option<Whole<'_>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::a2a::methods::lookup;
 
@@ -201,7 +201,7 @@ mod tests {
     }
 
     /// Read in one pass (some are then refused by the method's checks).
-    const ONE_PASS: &[&str] = &[
+    pub(in crate::a2a) const ONE_PASS: &[&str] = &[
         r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi \"there\" \u00e9"}]}}}"#,
         r#"{"jsonrpc":"2.0","id":"a\"b","method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#,
         r#"{"jsonrpc":"2.0","id":1.5e3,"method":"tasks/send","params":{"id":"t1","message":{"role":"user","parts":[{"type":"text","text":"x"}]}}}"#,
@@ -225,7 +225,7 @@ mod tests {
     ];
 
     /// Left to the two-pass path, which names what is wrong.
-    const TWO_PASS: &[&str] = &[
+    pub(in crate::a2a) const TWO_PASS: &[&str] = &[
         r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":[1,2]}"#,
         r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":"x"}"#,
         r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"a","id":"b"}}"#,
