@@ -7,7 +7,7 @@
 //! [`Sketch`], in one walk over the bytes. What it does not read exactly as
 //! the serde reading does makes it give up with `None`, and the serde
 //! reading decides as before: what the cursor gives up on (see
-//! `crate::json_cursor`), and an object of 16 or more members at the
+//! `crate::json_cursor`), and an object of more than 16 members at the
 //! checked levels (the serde reading checks repeats with a set there). So
 //! it never decides how a request is answered, only how fast a request the
 //! serde reading accepts is read; the tests hold it to that.
