@@ -9,8 +9,9 @@
 //! reads the document through serde_json, which has the last word. Given up
 //! on here, so serde_json decides:
 //! - a member name with an escape;
-//! - a `\u` escape of a UTF-16 surrogate (a pair is one character, a lone
-//!   one is refused where a string is read and let through where skipped);
+//! - a `\u` escape of a lone UTF-16 surrogate (serde_json refuses one where
+//!   it reads a string and lets it through where it skips one); a pair is
+//!   read as the one character it stands for;
 //! - skipped data nested deeper than [`MAX_SKIP_DEPTH`].
 //!
 //! Whatever it accepts is JSON, checked as serde_json checks what it skips:
@@ -233,6 +234,10 @@ impl<'a> Cursor<'a> {
     }
 
     /// The character an escape stands for, the cursor just past its `\`.
+    /// A UTF-16 surrogate pair (`\ud83d\ude00`, as `json.dumps` writes
+    /// what is beyond the BMP) is one character; a lone surrogate is given
+    /// up on (serde_json refuses it where it reads a string and lets it
+    /// through where it skips one).
     fn escape(&mut self) -> Option<char> {
         Some(match self.next()? {
             b'"' => '"',
@@ -244,16 +249,33 @@ impl<'a> Cursor<'a> {
             b'r' => '\r',
             b't' => '\t',
             b'u' => {
-                let hex = self.text.get(self.at..self.at + 4)?;
-                if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                let unit = self.hex4()?;
+                if !(0xD800..0xDC00).contains(&unit) {
+                    // A trailing surrogate alone is no `char`: refused here.
+                    return char::from_u32(unit);
+                }
+                if self.bytes.get(self.at..self.at + 2)? != b"\\u" {
                     return None;
                 }
-                self.at += 4;
-                // A surrogate is no `char`: `from_u32` refuses it.
-                char::from_u32(u32::from_str_radix(hex, 16).ok()?)?
+                self.at += 2;
+                let low = self.hex4()?;
+                if !(0xDC00..0xE000).contains(&low) {
+                    return None;
+                }
+                char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?
             }
             _ => return None,
         })
+    }
+
+    /// Four hex digits, as a UTF-16 code unit.
+    fn hex4(&mut self) -> Option<u32> {
+        let hex = self.text.get(self.at..self.at + 4)?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        self.at += 4;
+        u32::from_str_radix(hex, 16).ok()
     }
 
     /// A value's own text (no whitespace around it), checked to be JSON.
@@ -401,11 +423,11 @@ mod tests {
 
     #[test]
     fn strings_are_read_with_their_escapes_decoded() {
-        let text = r#""plain" "a\"b\\c\/d\b\f\n\r\t\u00e9\u0041" "é😀""#;
+        let text = r#""plain" "a\"b\\c\/d\b\f\n\r\t\u00e9\u0041\ud83d\ude00" "é😀""#;
         let mut c = Cursor::new(text);
         assert_eq!(c.string(), Some(Cow::Borrowed("plain")));
         c.ws();
-        assert_eq!(c.string().as_deref(), Some("a\"b\\c/d\u{8}\u{c}\n\r\téA"));
+        assert_eq!(c.string().as_deref(), Some("a\"b\\c/d\u{8}\u{c}\n\r\téA😀"));
         c.ws();
         assert!(matches!(c.string(), Some(Cow::Borrowed("é😀"))));
         assert_eq!(c.end(), Some(()));
@@ -452,8 +474,16 @@ mod tests {
         ] {
             assert!(!skips(bad), "{bad:?}");
         }
-        // JSON, but left to serde_json.
-        assert!(!skips(r#""\ud83d\ude00""#));
+        // JSON, but left to serde_json: lone surrogates.
+        for lone in [
+            r#""\ud800""#,
+            r#""\ude00""#,
+            r#""\ud83dx""#,
+            r#""\ud83d\u0041""#,
+        ] {
+            assert!(!skips(lone), "{lone}");
+        }
+        assert!(skips(r#""\ud83d\ude00\uD83D\uDE00""#));
         let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         assert!(skips(&deep(MAX_SKIP_DEPTH as usize)));
         assert!(!skips(&deep(MAX_SKIP_DEPTH as usize + 1)));
@@ -498,13 +528,25 @@ pub(crate) mod arbitrary {
     /// Not JSON.
     const BAD_ATOMS: &[&str] = &["01", "1.", "-", "1e", "1e400", "nul", "+1"];
     const PIECES: &[&str] = &[
-        "a", "text", "é", "😀", " ", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\u0041",
+        "a",
+        "text",
+        "é",
+        "😀",
+        " ",
+        "\\n",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\u00e9",
+        "\\u0041",
+        "\\ud83d\\ude00",
     ];
     /// Not JSON, or left to serde by the hand reader, or making the
     /// document one that is not plain.
     const ODD_PIECES: &[&str] = &[
-        "\\ud83d\\ude00",
         "\\ud800",
+        "\\ude00",
+        "\\ud83d\\u0041",
         "\\x",
         "\\u12",
         "\t",

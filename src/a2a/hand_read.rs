@@ -172,13 +172,16 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":-42,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"file","file":{"bytes":"aGk=","name":"a.txt","mimeType":"text/plain"}},{"kind":"data","data":{"n":18446744073709551616,"f":0.1,"neg":-7,"deep":{"k":[1]}}}],"metadata":{"skillId":"s"}},"configuration":{"blocking":true,"acceptedOutputModes":["text/plain"]}}}"#,
             "{\"jsonrpc\": \"2.0\",\n \"id\": 3,\n \"method\": \"message/send\",\n \"params\": {\"message\": {\"messageId\": \"m\", \"role\": \"user\", \"parts\": [{\"text\": \"t\"}]}}\n}\r\n",
             "{ }",
+            // As Python's json.dumps writes it: ", " and ": ", and every
+            // character past ASCII escaped (an emoji as a surrogate pair).
+            r#"{"jsonrpc": "2.0", "id": "r-1", "method": "message/send", "params": {"message": {"kind": "message", "messageId": "m", "role": "user", "parts": [{"kind": "text", "text": "caf\u00e9 \ud83d\ude00 \u4e2d"}]}}}"#,
         ] {
             read_by_hand(text);
         }
-        // The one-pass reading's own cases: all it reads but the one with a
-        // surrogate pair are read by hand, and none is read differently.
+        // The one-pass reading's own cases: all are read by hand, and none
+        // is read differently.
         for text in crate::a2a::one_pass::tests::ONE_PASS {
-            assert_eq!(agrees(text), Ok(!text.contains("\\ud83d")), "{text}");
+            assert_eq!(agrees(text), Ok(true), "{text}");
         }
         for text in crate::a2a::one_pass::tests::TWO_PASS {
             let by_hand = agrees(text);
@@ -204,7 +207,6 @@ mod tests {
             deep.as_str(),
             wide.as_str(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","p\u0061rams":{"id":"t"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","parts":[{"text":"\ud83d\ude00"}]}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"},"x":"\ud800"}"#,
         ] {
             assert_eq!(whole(text).map(|_| ()), None, "{text}");
@@ -226,6 +228,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","x":tru}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","x":"\x"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","x":"\u12"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","parts":[{"text":"\ud83d"}]}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get"} x"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get""#,
             r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"parts":[{"text":5}]}}}"#,

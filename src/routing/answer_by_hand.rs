@@ -219,6 +219,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":{"tasks":[{"id":"a"},7,{"id":"b","status":{"state":"failed"}}],"nextPageToken":""}}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"message","messageId":"m","contextId":"c\n1","parts":[]}}"#,
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#,
+            r#"{"jsonrpc": "2.0", "id": 1, "result": {"kind": "task", "id": "t-\ud83d\ude00", "contextId": "c", "status": {"state": "completed", "message": {"parts": [{"kind": "text", "text": "\u00e9\ud83d\ude00"}]}}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{"id":5,"status":"odd","kind":null,"tasks":{},"task":[1]}}"#,
             r#"{"result":{"id":"a","id":"b","status":{"state":"x"},"status":3}}"#,
             " [1, 2] ",
