@@ -268,8 +268,12 @@ pub fn admin(shared: Shared) -> PerConnection {
 mod tests {
     use super::*;
 
+    // The lock is held across the handler's await on purpose: the panic's
+    // line is logged there (see `log::capture::serial`).
+    #[allow(clippy::await_holding_lock)]
     #[tokio::test]
     async fn a_panicking_handler_answers_500_with_a_json_rpc_error() {
+        let _serial = crate::log::capture::serial();
         let answer = guarded(async { panic!("boom") }, None).await;
         let Ok(response) = answer;
         assert_eq!(response.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
@@ -280,11 +284,12 @@ mod tests {
         assert!(value["id"].is_null(), "{value}");
     }
 
+    #[allow(clippy::await_holding_lock)] // see the test above
     #[tokio::test]
     async fn a_panic_is_logged_with_the_request_id() {
+        let _serial = crate::log::capture::serial();
         let capture = crate::log::capture::Capture::default();
-        let _logging =
-            tracing::dispatcher::set_default(&capture.dispatch(crate::config::LogFormat::Text));
+        let _logging = capture.install(crate::config::LogFormat::Text);
         let id = HeaderValue::from_static("call-7");
         let Ok(response) = guarded(async { panic!("boom") }, Some(id)).await;
         assert_eq!(response.status(), http::StatusCode::INTERNAL_SERVER_ERROR);

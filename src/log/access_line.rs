@@ -353,8 +353,12 @@ mod tests {
     /// What `tracing_subscriber::fmt`, as `log::init` sets it up without a
     /// terminal, writes for the same fields.
     fn through_tracing(fields: &Fields, format: LogFormat) -> String {
+        let _serial = crate::log::capture::serial();
         let capture = Capture::default();
-        tracing::dispatcher::with_default(&capture.dispatch(format), || fields.trace());
+        tracing::dispatcher::with_default(&capture.dispatch(format), || {
+            tracing::callsite::rebuild_interest_cache();
+            fields.trace()
+        });
         capture.text()
     }
 

@@ -294,6 +294,7 @@ mod tests {
         assert_eq!(collect(relay).await, "data: 1\n\ndata: 2\n\n");
     }
 
+    #[allow(clippy::await_holding_lock)] // the line is logged in the await
     #[tokio::test]
     async fn broken_stream_drops_partial_event_and_ends_with_error() {
         let broken: Chunk = Err(std::io::Error::other("reset"));
@@ -301,9 +302,9 @@ mod tests {
             body(vec![data("data: 1\n\ndata: {\"half"), broken]),
             settings(1000),
         );
+        let _serial = crate::log::capture::serial();
         let capture = crate::log::capture::Capture::default();
-        let logging =
-            tracing::dispatcher::set_default(&capture.dispatch(crate::config::LogFormat::Text));
+        let logging = capture.install(crate::config::LogFormat::Text);
         let out = collect(relay).await;
         drop(logging);
         let logged = capture.text();
