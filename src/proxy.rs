@@ -76,7 +76,9 @@ async fn handle_call(
         Err(e) => return e.into_response(None),
     };
     record.request_bytes = bytes.len();
-    let envelope = match one_pass::parse(&bytes) {
+    // What reading the params builds lives here, for as long as the call.
+    let arena = crate::sketch::arena();
+    let envelope = match one_pass::parse(&bytes, &arena) {
         Ok(env) => env,
         Err(e) => {
             return GatewayError::Rpc {
@@ -93,7 +95,7 @@ async fn handle_call(
         return GatewayError::MethodNotFound(name).into_response(id);
     };
     record.called = Called::Known(method);
-    let params = match envelope.params.validate(method) {
+    let params = match envelope.params.validate(method, &arena) {
         Ok(p) => p,
         Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
     };

@@ -785,7 +785,8 @@ mod tests {
     fn urls(method: &str, params: Value) -> Vec<(String, String)> {
         let method = lookup(method).unwrap();
         let text = params.to_string();
-        let read = crate::a2a::params::read(&text).unwrap();
+        let arena = bumpalo::Bump::new();
+        let read = crate::a2a::params::read(&text, &arena).unwrap();
         webhook_values(method, Some(&read))
             .into_iter()
             .map(|(path, value)| (path, shown_value(value)))
@@ -802,7 +803,7 @@ mod tests {
 
     fn json_text(value: &Sketch<'_>) -> String {
         match value {
-            Sketch::Str(s) => Value::from(&**s).to_string(),
+            Sketch::Str(s) => Value::from(*s).to_string(),
             Sketch::Num(n) => n.to_string(),
             Sketch::Bool(b) => b.to_string(),
             Sketch::Null => "null".into(),
@@ -814,7 +815,7 @@ mod tests {
             Sketch::Obj(members) => {
                 let members: Vec<String> = members
                     .iter()
-                    .map(|(k, v)| format!("{}:{}", Value::from(&**k), json_text(v)))
+                    .map(|(k, v)| format!("{}:{}", Value::from(*k), json_text(v)))
                     .collect();
                 format!("{{{}}}", members.join(","))
             }

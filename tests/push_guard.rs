@@ -31,7 +31,8 @@ async fn check_send(guard: &PushGuard, url: &str) -> Result<(), String> {
 async fn check(guard: &PushGuard, method: &str, params: Value) -> Result<(), String> {
     let method = lookup(method).expect("known method");
     let text = params.to_string();
-    let read = a2a_gateway::a2a::params::read(&text).expect("params are JSON");
+    let arena = bumpalo::Bump::new();
+    let read = a2a_gateway::a2a::params::read(&text, &arena).expect("params are JSON");
     guard.check_request(method, Some(&read)).await
 }
 

@@ -12,23 +12,23 @@
 //! it never decides how a request is answered, only how fast a request the
 //! serde reading accepts is read; the tests hold it to that.
 
-use std::borrow::Cow;
-
+use bumpalo::Bump;
 use serde_json::value::RawValue;
 use serde_json::Number;
 
 use super::one_pass::Whole;
 use super::params;
 use crate::json_cursor::Cursor;
-use crate::sketch::Sketch;
+use crate::sketch::{items, kept, members, Sketch};
 
 /// Objects at the checked levels with more members than this are left to
 /// the serde reading: checking each name against every earlier one would
 /// be quadratic in a hostile request.
 const MAX_SCANNED_MEMBERS: usize = 16;
 
-/// Reads a request object, or `None` to leave it to the serde reading.
-pub(super) fn whole(text: &str) -> Option<Whole<'_>> {
+/// Reads a request object, or `None` to leave it to the serde reading;
+/// the params' containers are kept in `arena`.
+pub(super) fn whole<'a>(text: &'a str, arena: &'a Bump) -> Option<Whole<'a>> {
     let mut c = Cursor::new(text);
     let mut whole = Whole::default();
     c.object(|c, name| {
@@ -40,7 +40,7 @@ pub(super) fn whole(text: &str) -> Option<Whole<'_>> {
             }
             "method" => whole.method.replace(c.string()?).is_some(),
             "params" => {
-                let read = value(c, params::INSPECTED.levels)?;
+                let read = value(c, params::INSPECTED.levels, arena)?;
                 whole.params.replace(read).is_some()
             }
             _ => c.skip().map(|()| false)?,
@@ -53,18 +53,18 @@ pub(super) fn whole(text: &str) -> Option<Whole<'_>> {
 
 /// A value read as the params reading reads it (`crate::sketch`):
 /// containers `levels` deep, deeper ones skipped and marked.
-fn value<'a>(c: &mut Cursor<'a>, levels: usize) -> Option<Sketch<'a>> {
+fn value<'a>(c: &mut Cursor<'a>, levels: usize, arena: &'a Bump) -> Option<Sketch<'a>> {
     match c.peek()? {
-        b'"' => c.string().map(Sketch::Str),
+        b'"' => c.string().map(|s| Sketch::Str(kept(arena, s))),
         b'{' | b'[' if levels <= 1 => c.skip().map(|()| Sketch::Deep),
-        b'{' => object(c, levels),
+        b'{' => object(c, levels, arena),
         b'[' => {
-            let mut items = Vec::new();
+            let mut items = items(arena);
             c.array(|c| {
-                items.push(value(c, levels - 1)?);
+                items.push(value(c, levels - 1, arena)?);
                 Some(())
             })?;
-            Some(Sketch::Arr(items))
+            Some(Sketch::array(items))
         }
         b't' => c.word(b"true").map(|()| Sketch::Bool(true)),
         b'f' => c.word(b"false").map(|()| Sketch::Bool(false)),
@@ -74,12 +74,12 @@ fn value<'a>(c: &mut Cursor<'a>, levels: usize) -> Option<Sketch<'a>> {
     }
 }
 
-fn object<'a>(c: &mut Cursor<'a>, levels: usize) -> Option<Sketch<'a>> {
+fn object<'a>(c: &mut Cursor<'a>, levels: usize, arena: &'a Bump) -> Option<Sketch<'a>> {
     let plain = c.plain();
-    let mut members: Vec<(Cow<'a, str>, Sketch<'a>)> = Vec::new();
+    let mut members = members(arena);
     c.object(|c, name| {
         // A repeated name is refused by the serde reading.
-        if members.len() >= MAX_SCANNED_MEMBERS || members.iter().any(|(k, _)| k == name) {
+        if members.len() >= MAX_SCANNED_MEMBERS || members.iter().any(|(k, _)| *k == name) {
             return None;
         }
         // Where the serde reading reads long texts plain, it accepts only
@@ -87,10 +87,10 @@ fn object<'a>(c: &mut Cursor<'a>, levels: usize) -> Option<Sketch<'a>> {
         if plain && params::long_text(name) && !matches!(c.peek()?, b'"' | b'[') {
             return None;
         }
-        members.push((Cow::Borrowed(name), value(c, levels - 1)?));
+        members.push((name, value(c, levels - 1, arena)?));
         Some(())
     })?;
-    Some(Sketch::Obj(members))
+    Some(Sketch::object(members))
 }
 
 /// A number's value as serde_json reads it: plain non-negative integers
@@ -134,10 +134,11 @@ mod tests {
     /// The serde reading's outcome when the hand reader reads `text`: the
     /// two must agree on everything they build.
     fn agrees(text: &str) -> Result<bool, String> {
-        let Some(hand) = whole(text) else {
+        let arena = Bump::new();
+        let Some(hand) = whole(text, &arena) else {
             return Ok(false);
         };
-        let serde = serde_whole(text)
+        let serde = serde_whole(text, &arena)
             .ok_or_else(|| format!("the hand reader read what serde refuses: {text:?}"))?;
         let seen = |w: &Whole<'_>| {
             (
@@ -209,8 +210,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","p\u0061rams":{"id":"t"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"},"x":"\ud800"}"#,
         ] {
-            assert_eq!(whole(text).map(|_| ()), None, "{text}");
-            assert!(serde_whole(text).is_some(), "serde reads it: {text}");
+            assert_eq!(whole(text, &Bump::new()).map(|_| ()), None, "{text}");
+            assert!(
+                serde_whole(text, &Bump::new()).is_some(),
+                "serde reads it: {text}"
+            );
         }
         // Not JSON, or not what the serde reading accepts: refused by both.
         for text in [
@@ -236,8 +240,11 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{\"id\":\"a\tb\"}}",
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"x\":\"a\nb\"}",
         ] {
-            assert_eq!(whole(text).map(|_| ()), None, "{text}");
-            assert!(serde_whole(text).is_none(), "serde refuses it too: {text}");
+            assert_eq!(whole(text, &Bump::new()).map(|_| ()), None, "{text}");
+            assert!(
+                serde_whole(text, &Bump::new()).is_none(),
+                "serde refuses it too: {text}"
+            );
         }
     }
 

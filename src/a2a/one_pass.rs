@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use bumpalo::Bump;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -36,6 +37,7 @@ pub(super) struct Whole<'a> {
 /// the document it reads from (see `crate::sketch::Plain`).
 struct WholeOf<'s> {
     source: &'s str,
+    arena: &'s Bump,
 }
 
 impl<'de, 's: 'de> DeserializeSeed<'de> for WholeOf<'s> {
@@ -67,7 +69,7 @@ impl<'de, 's: 'de> Visitor<'de> for WholeOf<'s> {
                     whole.method.replace(method).is_some()
                 }
                 "params" => {
-                    let reading = params::member_reading(self.source);
+                    let reading = params::member_reading(self.source).within(self.arena);
                     whole
                         .params
                         .replace(map.next_value_seed(reading)?)
@@ -98,19 +100,24 @@ pub enum Params<'a> {
 }
 
 impl<'a> Params<'a> {
-    /// The method's params checks (see [`params::validate`]).
-    pub fn validate(self, method: &Method) -> Result<Option<Sketch<'a>>, String> {
+    /// The method's params checks (see [`params::validate`]); raw params
+    /// are read into `arena`.
+    pub fn validate(self, method: &Method, arena: &'a Bump) -> Result<Option<Sketch<'a>>, String> {
         match self {
             Params::Read(read) => params::check_read(method, read),
-            Params::Raw(raw) => params::validate(method, raw),
+            Params::Raw(raw) => params::validate(method, raw, arena),
         }
     }
 }
 
 /// Reads a request object: in one pass when it is well formed, else through
-/// [`jsonrpc::parse`], whose error is returned unchanged.
-pub fn parse(body: &[u8]) -> Result<Request<'_>, jsonrpc::EnvelopeError<'_>> {
-    if let Some(request) = read(body) {
+/// [`jsonrpc::parse`], whose error is returned unchanged. What the params
+/// reading builds is kept in `arena`.
+pub fn parse<'a>(
+    body: &'a [u8],
+    arena: &'a Bump,
+) -> Result<Request<'a>, jsonrpc::EnvelopeError<'a>> {
+    if let Some(request) = read(body, arena) {
         return Ok(request);
     }
     let envelope = jsonrpc::parse(body)?;
@@ -122,14 +129,14 @@ pub fn parse(body: &[u8]) -> Result<Request<'_>, jsonrpc::EnvelopeError<'_>> {
 }
 
 /// The one-pass read, or `None` to take the two-pass path.
-fn read(body: &[u8]) -> Option<Request<'_>> {
+fn read<'a>(body: &'a [u8], arena: &'a Bump) -> Option<Request<'a>> {
     if body.first() != Some(&b'{') {
         return None;
     }
     // One check of the whole body is cheaper than serde_json's check of
     // each string it reads from bytes (bad UTF-8 takes the two-pass path).
     let text = crate::utf8::text(body)?;
-    let whole = super::hand_read::whole(text).or_else(|| serde_whole(text))?;
+    let whole = super::hand_read::whole(text, arena).or_else(|| serde_whole(text, arena))?;
     if whole.jsonrpc? != "\"2.0\"" {
         return None;
     }
@@ -149,9 +156,14 @@ fn read(body: &[u8]) -> Option<Request<'_>> {
 
 /// The reading through serde_json, for what the hand reader leaves to it
 /// (see `super::hand_read`).
-pub(super) fn serde_whole(text: &str) -> Option<Whole<'_>> {
+pub(super) fn serde_whole<'a>(text: &'a str, arena: &'a Bump) -> Option<Whole<'a>> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let whole = WholeOf { source: text }.deserialize(&mut de).ok()?;
+    let whole = WholeOf {
+        source: text,
+        arena,
+    }
+    .deserialize(&mut de)
+    .ok()?;
     de.end().ok()?;
     Some(whole)
 }
@@ -172,12 +184,17 @@ pub(super) mod tests {
         String,
     >;
 
+    /// An arena for a reading that the test keeps (leaked).
+    fn arena() -> &'static Bump {
+        Box::leak(Box::default())
+    }
+
     /// The two-pass path, as the proxy took it before the one-pass read.
     fn two_pass(body: &'static str) -> Reading {
         let env =
             jsonrpc::parse(body.as_bytes()).map_err(|e| format!("{} {}", e.code, e.message))?;
         let checked = match lookup(&env.method) {
-            Some(m) => params::validate(m, env.params),
+            Some(m) => params::validate(m, env.params, arena()),
             None => Err("unknown method".into()),
         };
         Ok((
@@ -188,9 +205,9 @@ pub(super) mod tests {
     }
 
     fn combined(body: &'static str) -> Reading {
-        let r = parse(body.as_bytes()).map_err(|e| format!("{} {}", e.code, e.message))?;
+        let r = parse(body.as_bytes(), arena()).map_err(|e| format!("{} {}", e.code, e.message))?;
         let checked = match lookup(&r.method) {
-            Some(m) => r.params.validate(m),
+            Some(m) => r.params.validate(m, arena()),
             None => Err("unknown method".into()),
         };
         Ok((
@@ -260,7 +277,9 @@ pub(super) mod tests {
     #[test]
     fn well_formed_objects_take_the_one_pass_path() {
         for body in ONE_PASS {
-            let r = read(body.as_bytes()).unwrap_or_else(|| panic!("not read in one pass: {body}"));
+            let arena = Bump::new();
+            let r = read(body.as_bytes(), &arena)
+                .unwrap_or_else(|| panic!("not read in one pass: {body}"));
             assert!(matches!(r.params, Params::Read(_)), "{body}");
         }
     }
@@ -268,7 +287,10 @@ pub(super) mod tests {
     #[test]
     fn anything_unusual_takes_the_two_pass_path() {
         for body in TWO_PASS {
-            assert!(read(body.as_bytes()).is_none(), "read in one pass: {body}");
+            assert!(
+                read(body.as_bytes(), &Bump::new()).is_none(),
+                "read in one pass: {body}"
+            );
         }
     }
 }

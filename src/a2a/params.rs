@@ -2,20 +2,22 @@
 //! version may add (unknown members pass) and strict about what every upstream
 //! needs, so the gateway never refuses a request an agent would accept.
 
+use bumpalo::Bump;
 use serde_json::value::RawValue;
 
 use super::methods::{Family, Method, Version};
 use crate::sketch::{Plain, Reading, Sketch};
 
-/// Checks `params` for `method`, returning them read (routing reads them
-/// later) or a message naming the missing or wrong field.
+/// Checks `params` for `method`, returning them read into `arena` (routing
+/// reads them later) or a message naming the missing or wrong field.
 pub fn validate<'a>(
     method: &Method,
     params: Option<&'a RawValue>,
+    arena: &'a Bump,
 ) -> Result<Option<Sketch<'a>>, String> {
     let read = match params {
         None => None,
-        Some(raw) => Some(read(raw.get())?),
+        Some(raw) => Some(read(raw.get(), arena)?),
     };
     check_read(method, read)
 }
@@ -98,8 +100,10 @@ pub(crate) fn long_text(name: &str) -> bool {
 /// levels must be unique: JSON leaves duplicates undefined, and an agent
 /// that keeps the first value would act on something other than what the
 /// gateway checked (a webhook URL, a task id).
-pub fn read(text: &str) -> Result<Sketch<'_>, String> {
-    INSPECTED.parse(text).map_err(|e| format!("params: {e}"))
+pub fn read<'a>(text: &'a str, arena: &'a Bump) -> Result<Sketch<'a>, String> {
+    INSPECTED
+        .parse(text, arena)
+        .map_err(|e| format!("params: {e}"))
 }
 
 /// How a request's `params` member is read as part of reading the whole
@@ -117,7 +121,8 @@ pub(crate) fn member_reading(source: &str) -> Reading<'_> {
 #[cfg(test)]
 pub(crate) fn sketch_of(params: &serde_json::Value) -> &'static Sketch<'static> {
     let text: &'static str = Box::leak(params.to_string().into_boxed_str());
-    Box::leak(Box::new(read(text).expect("test params are JSON")))
+    let arena: &'static Bump = Box::leak(Box::default());
+    Box::leak(Box::new(read(text, arena).expect("test params are JSON")))
 }
 
 const ROLES: [&str; 4] = ["user", "agent", "ROLE_USER", "ROLE_AGENT"];
@@ -133,7 +138,7 @@ fn message(p: &Sketch<'_>, needs_message_id: bool) -> Result<(), String> {
     }
     match msg.get("parts") {
         None => return Err("params.message.parts is required".into()),
-        Some(Sketch::Arr(parts)) if parts.is_empty() => {
+        Some(Sketch::Arr([])) => {
             return Err("params.message.parts must contain at least one part".into())
         }
         Some(Sketch::Arr(parts)) => {
@@ -181,7 +186,7 @@ mod tests {
 
     fn run(method: &str, params: &str) -> Result<(), String> {
         let raw = RawValue::from_string(params.to_string()).unwrap();
-        validate(lookup(method).unwrap(), Some(&raw)).map(|_| ())
+        validate(lookup(method).unwrap(), Some(&raw), &Bump::new()).map(|_| ())
     }
 
     const MSG03: &str = r#"{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}"#;
@@ -261,10 +266,15 @@ mod tests {
 
     #[test]
     fn params_may_be_absent_only_where_optional() {
-        assert!(validate(lookup("ListTasks").unwrap(), None).is_ok());
-        assert!(validate(lookup("agent/getAuthenticatedExtendedCard").unwrap(), None).is_ok());
+        assert!(validate(lookup("ListTasks").unwrap(), None, &Bump::new()).is_ok());
+        assert!(validate(
+            lookup("agent/getAuthenticatedExtendedCard").unwrap(),
+            None,
+            &Bump::new()
+        )
+        .is_ok());
         assert_eq!(
-            validate(lookup("message/send").unwrap(), None).unwrap_err(),
+            validate(lookup("message/send").unwrap(), None, &Bump::new()).unwrap_err(),
             "params is required"
         );
     }
