@@ -71,6 +71,8 @@ fn parse_upstream(s: &str) -> Result<(String, String), String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Before any thread allocates: see `memory_release::tune_malloc`.
+    a2a_gateway::memory_release::tune_malloc();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

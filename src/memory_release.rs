@@ -15,6 +15,14 @@
 //! 25 ms for 100 MiB of freed streams), so it runs on the blocking pool and
 //! only after a burst, never on a timer alone. Elsewhere than glibc it is a
 //! no-op.
+//!
+//! The opposite case is steady traffic: glibc also gives back the free top
+//! of a thread's heap on `free` once it is over 128 KiB, and a call with a
+//! 64 KiB body frees that much. Pages given back on one call are faulted in
+//! again on the next: 3-6 page faults a call, and ~16 % of the gateway's
+//! CPU on 64 KiB `message/send` (bench/profile.md). So [`tune_malloc`]
+//! raises those thresholds at start-up; the releases above still return
+//! what a burst leaves behind.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -122,6 +130,34 @@ pub fn release() -> Released {
     Released { bytes, took }
 }
 
+/// Allocations up to this size come from malloc's heaps rather than from a
+/// fresh `mmap` each time: above the default 10 MiB body limit.
+pub const MMAP_THRESHOLD: usize = 16 * 1024 * 1024;
+
+/// A heap's free top is given back on `free` only when larger than this.
+pub const TRIM_THRESHOLD: usize = 16 * 1024 * 1024;
+
+/// Environment variables through which an operator sets these thresholds
+/// (glibc reads them at start-up); any of them leaves glibc's settings as
+/// they are.
+const OPERATOR_SETTINGS: [&str; 4] = [
+    "MALLOC_MMAP_THRESHOLD_",
+    "MALLOC_TRIM_THRESHOLD_",
+    "MALLOC_TOP_PAD_",
+    "GLIBC_TUNABLES",
+];
+
+/// Sets [`MMAP_THRESHOLD`] and [`TRIM_THRESHOLD`] unless the operator set
+/// malloc's thresholds through the environment. Whether it did.
+pub fn tune_malloc() -> bool {
+    operator_has_not_chosen(|name| std::env::var_os(name).is_some())
+        && heap::set_thresholds(MMAP_THRESHOLD, TRIM_THRESHOLD)
+}
+
+fn operator_has_not_chosen(is_set: impl Fn(&str) -> bool) -> bool {
+    !OPERATOR_SETTINGS.iter().any(|name| is_set(name))
+}
+
 /// The process's resident set, from `/proc/self/statm` (0 where there is none).
 pub fn resident_bytes() -> u64 {
     let pages = std::fs::read_to_string("/proc/self/statm")
@@ -139,6 +175,21 @@ mod heap {
         u64::try_from(size).unwrap_or(4096)
     }
 
+    /// `mallopt`'s fixed thresholds (which also end glibc's own adjusting
+    /// of them): whether both were taken.
+    pub fn set_thresholds(mmap: usize, trim: usize) -> bool {
+        let (Ok(mmap), Ok(trim)) = (libc::c_int::try_from(mmap), libc::c_int::try_from(trim))
+        else {
+            return false;
+        };
+        // SAFETY: mallopt only changes malloc's own parameters, under its
+        // lock; both values are within what glibc accepts.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, mmap) == 1
+                && libc::mallopt(libc::M_TRIM_THRESHOLD, trim) == 1
+        }
+    }
+
     /// Returns every whole free page of every arena to the system.
     pub fn release() {
         // SAFETY: malloc_trim only changes malloc's own free lists, under
@@ -152,6 +203,10 @@ mod heap {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 mod heap {
     pub fn release() {}
+
+    pub fn set_thresholds(_mmap: usize, _trim: usize) -> bool {
+        false
+    }
 
     pub fn page_size() -> u64 {
         4096
@@ -180,6 +235,24 @@ mod tests {
         assert!(!t.due(RELEASE_AT_BYTES, 0, DRAINED_AT - 1));
         assert!(t.due(RELEASE_AT_BYTES, 0, DRAINED_AT));
         assert!(!t.due(RELEASE_AT_BYTES, 0, 0), "nothing was ever open");
+    }
+
+    #[test]
+    fn malloc_is_tuned_only_when_the_operator_has_not_tuned_it() {
+        assert!(operator_has_not_chosen(|_| false));
+        for chosen in OPERATOR_SETTINGS {
+            assert!(!operator_has_not_chosen(|name| name == chosen), "{chosen}");
+        }
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn glibc_takes_the_thresholds() {
+        assert!(heap::set_thresholds(MMAP_THRESHOLD, TRIM_THRESHOLD));
+        assert!(
+            !heap::set_thresholds(usize::MAX, TRIM_THRESHOLD),
+            "too large for mallopt"
+        );
     }
 
     #[test]
