@@ -267,13 +267,7 @@ async fn forward(
         started: record.started(),
     };
     Ok(relay(
-        response,
-        state,
-        owner,
-        call.id,
-        record.request_id(),
-        permits,
-        seen,
+        response, state, owner, call.id, record, permits, seen,
     ))
 }
 
@@ -503,7 +497,7 @@ fn relay(
     state: &Arc<AppState>,
     owner: Arc<str>,
     id: Option<&RawValue>,
-    x_request_id: &str,
+    record: &Record,
     permits: Permits,
     seen: Sighting,
 ) -> Response<Body> {
@@ -536,7 +530,8 @@ fn relay(
         let settings = RelaySettings {
             upstream,
             request_id: id.map(ToOwned::to_owned),
-            x_request_id: x_request_id.into(),
+            // Only a stream keeps the id (a unary answer's is in the record).
+            x_request_id: record.request_id().into(),
             idle_timeout: limits.sse_idle_timeout,
             max_event_bytes: limits.max_sse_event_bytes,
             on_events: Some(on_events),
