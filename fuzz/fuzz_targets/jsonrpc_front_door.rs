@@ -14,7 +14,7 @@ use a2a_gateway::config::{MatchSettings, SkillPolicy};
 use a2a_gateway::error::GatewayError;
 use a2a_gateway::routing::matcher::Matcher;
 use a2a_gateway::routing::request;
-use a2a_gateway::sketch::Sketch;
+use a2a_gateway::sketch::{self, Sketch};
 use futures_util::FutureExt;
 use http::{HeaderMap, HeaderName, StatusCode};
 use http_body_util::BodyExt;
@@ -36,16 +36,19 @@ type Reading<'a> = Result<(Option<String>, String, Option<Result<Option<Sketch<'
 /// the same way.
 fn one_pass_agrees(data: &[u8]) {
     let text = |id: Option<&RawValue>| id.map(|i| i.get().to_string());
+    // Each reading keeps what it builds in an arena, as the proxy's does.
+    let (arena_two, arena_one) = (sketch::arena(), sketch::arena());
     let two: Reading<'_> = match jsonrpc::parse(data) {
         Ok(e) => {
-            let checked = methods::lookup(&e.method).map(|m| params::validate(m, e.params));
+            let checked =
+                methods::lookup(&e.method).map(|m| params::validate(m, e.params, &arena_two));
             Ok((text(e.id), e.method.into_owned(), checked))
         }
         Err(e) => Err((e.code, e.message, text(e.id))),
     };
-    let one: Reading<'_> = match one_pass::parse(data) {
+    let one: Reading<'_> = match one_pass::parse(data, &arena_one) {
         Ok(r) => {
-            let checked = methods::lookup(&r.method).map(|m| r.params.validate(m));
+            let checked = methods::lookup(&r.method).map(|m| r.params.validate(m, &arena_one));
             Ok((text(r.id), r.method.into_owned(), checked))
         }
         Err(e) => Err((e.code, e.message, text(e.id))),
@@ -108,7 +111,8 @@ fn front_door(data: &[u8]) {
         return;
     };
     assert_eq!(method.name, envelope.method);
-    let parsed = match params::validate(method, envelope.params) {
+    let arena = sketch::arena();
+    let parsed = match params::validate(method, envelope.params, &arena) {
         Ok(parsed) => parsed,
         Err(message) => {
             assert!(!message.is_empty());
