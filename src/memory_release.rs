@@ -19,7 +19,7 @@
 //! The opposite case is steady traffic: glibc also gives back the free top
 //! of a thread's heap on `free` once it is over 128 KiB, and a call with a
 //! 64 KiB body frees that much. Pages given back on one call are faulted in
-//! again on the next: 3-6 page faults a call, and ~16 % of the gateway's
+//! again on the next: 3-6 page faults a call, and ~14 % of the gateway's
 //! CPU on 64 KiB `message/send` (bench/profile.md). So [`tune_malloc`]
 //! raises those thresholds at start-up; the releases above still return
 //! what a burst leaves behind.

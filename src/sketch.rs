@@ -5,9 +5,9 @@
 //! are kept in an arena the caller owns ([`Bump`]), so a reading is usually
 //! one allocation, has nothing to free piece by piece, and never copies a
 //! message's text. Anything deeper than the limit is skipped, not built, and
-//! so is every member whose name the reader said it will not ask for. Skipped text is still checked to be JSON,
-//! with no limit on its nesting: the agent gets the original bytes, and deep
-//! data is the agent's business.
+//! so is every member whose name the reader said it will not ask for.
+//! Skipped text is still checked to be JSON, with no limit on its nesting:
+//! the agent gets the original bytes, and deep data is the agent's business.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
