@@ -421,7 +421,7 @@ fn learn_from_request(
 /// The client's address, as `crate::client_ip` resolves it.
 fn client_address(state: &AppState, conn: &ConnInfo, headers: &HeaderMap) -> IpAddr {
     client_ip::resolve(
-        conn.remote.ip(),
+        conn.remote().ip(),
         headers,
         &state.config.server.trusted_proxies,
     )
@@ -429,9 +429,10 @@ fn client_address(state: &AppState, conn: &ConnInfo, headers: &HeaderMap) -> IpA
 
 /// Where the client request came from, for `X-Forwarded-*`.
 pub fn origin(state: &AppState, parts: &Parts, conn: &ConnInfo) -> Origin {
-    let peer = conn.remote;
+    let peer = conn.remote();
     Origin {
         peer,
+        peer_hop: conn.remote_hop().clone(),
         proto: conn.proto,
         host: original_host(parts),
         trusted_peer: cidr::contains(&state.config.server.trusted_proxies, peer.ip()),

@@ -196,10 +196,44 @@ impl AppState {
 /// Per-connection facts the server attaches to every request.
 #[derive(Debug, Clone)]
 pub struct ConnInfo {
-    pub remote: std::net::SocketAddr,
+    remote: std::net::SocketAddr,
+    /// `remote`'s address as an `X-Forwarded-For` hop: written once for the
+    /// connection, not for each of its calls (two allocations a call).
+    remote_hop: http::HeaderValue,
     /// The address the client connected to (the bound port, never port 0).
     pub local: std::net::SocketAddr,
     pub proto: &'static str,
     /// The verified client certificate, on a TLS connection that gave one.
     pub peer: Option<std::sync::Arc<crate::tls::PeerCert>>,
+}
+
+impl ConnInfo {
+    /// A plain connection from `remote`, accepted on `local`.
+    pub fn new(remote: std::net::SocketAddr, local: std::net::SocketAddr) -> Self {
+        Self {
+            remote,
+            remote_hop: crate::upstream::headers::hop(remote.ip()),
+            local,
+            proto: "http",
+            peer: None,
+        }
+    }
+
+    /// The client: the TCP peer, or the source its PROXY header names.
+    pub fn remote(&self) -> std::net::SocketAddr {
+        self.remote
+    }
+
+    /// [`Self::remote`]'s address, as header text.
+    pub fn remote_hop(&self) -> &http::HeaderValue {
+        &self.remote_hop
+    }
+
+    /// The client is another than the TCP peer (a PROXY header said so).
+    pub fn set_remote(&mut self, remote: std::net::SocketAddr) {
+        if remote.ip() != self.remote.ip() {
+            self.remote_hop = crate::upstream::headers::hop(remote.ip());
+        }
+        self.remote = remote;
+    }
 }

@@ -118,7 +118,7 @@ pub async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let local = stream.local_addr().unwrap_or(bound);
-                let info = ConnInfo { remote, local, proto: "http", peer: None };
+                let info = ConnInfo::new(remote, local);
                 let accepted = Box::new(Accepted {
                     info,
                     service: service.clone(),
@@ -202,13 +202,13 @@ impl Accepted {
         if !self.proxy_protocol {
             return true;
         }
-        let remote = self.info.remote;
+        let remote = self.info.remote();
         let wait = self.first_bytes_timeout;
         let read = async { Some(tokio::time::timeout(wait, proxy_protocol::read(stream)).await) };
         match Box::pin(self.unless_stopped(read)).await {
             Some(Ok(Ok(source))) => {
                 if let Some(source) = source {
-                    self.info.remote = source;
+                    self.info.set_remote(source);
                 }
                 true
             }
@@ -250,7 +250,7 @@ impl Accepted {
             _open: open,
             ..
         } = *self;
-        let remote = info.remote;
+        let remote = info.remote();
         let conn = protocols.serve(io, protocol, service(info), watcher);
         async move {
             let _open = open;
@@ -268,7 +268,7 @@ async fn serve_plain(mut stream: TcpStream, mut accepted: Box<Accepted>) {
     if !accepted.take_proxy_header(&mut stream).await {
         return;
     }
-    let remote = accepted.info.remote;
+    let remote = accepted.info.remote();
     let wait = accepted.first_bytes_timeout;
     // Boxed, like the handshake below: the wait for the first bytes (two
     // timers, a select) is over once the connection is served, and would
@@ -292,7 +292,7 @@ async fn serve_tls(
     if !accepted.take_proxy_header(&mut stream).await {
         return;
     }
-    let remote = accepted.info.remote;
+    let remote = accepted.info.remote();
     let wait = accepted.first_bytes_timeout;
     let handshake = async move {
         match tokio::time::timeout(wait, acceptor.accept(stream)).await {

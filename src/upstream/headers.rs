@@ -74,15 +74,26 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
 /// those, not the proxy's hop to the gateway.
 pub fn add_forwarded(headers: &mut HeaderMap, origin: Origin) {
     let xff = HeaderName::from_static("x-forwarded-for");
-    // One string for the whole chain: it is built for every call.
-    let mut chain = String::with_capacity(48);
-    for earlier in headers.get_all(&xff).iter().filter_map(|v| v.to_str().ok()) {
-        chain.push_str(earlier);
-        chain.push_str(", ");
-    }
-    push_ip(&mut chain, origin.peer.ip());
-    if let Ok(v) = HeaderValue::from_maybe_shared(bytes::Bytes::from(chain)) {
-        headers.insert(xff, v);
+    let mut earlier = headers
+        .get_all(&xff)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .peekable();
+    if earlier.peek().is_none() {
+        // The usual case, a client that came straight here: the chain is
+        // the peer alone, text the connection already has.
+        headers.insert(xff, origin.peer_hop);
+    } else {
+        // One string for the whole chain.
+        let mut chain = String::with_capacity(48);
+        for hop in earlier {
+            chain.push_str(hop);
+            chain.push_str(", ");
+        }
+        chain.push_str(origin.peer_hop.to_str().unwrap_or_default());
+        if let Ok(v) = HeaderValue::from_maybe_shared(bytes::Bytes::from(chain)) {
+            headers.insert(xff, v);
+        }
     }
     let proto = HeaderName::from_static("x-forwarded-proto");
     if !(origin.trusted_peer && headers.contains_key(&proto)) {
@@ -94,6 +105,16 @@ pub fn add_forwarded(headers: &mut HeaderMap, origin: Origin) {
             headers.insert(host, value);
         }
     }
+}
+
+/// An address as header text, as `Display` writes it (an `X-Forwarded-For`
+/// hop).
+pub fn hop(ip: std::net::IpAddr) -> HeaderValue {
+    let mut text = String::with_capacity(15);
+    push_ip(&mut text, ip);
+    // An address's text is always a valid header value.
+    HeaderValue::from_maybe_shared(bytes::Bytes::from(text))
+        .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
 /// Appends an address as `Display` writes it. IPv4 is written by hand:
@@ -201,8 +222,10 @@ mod tests {
     }
 
     fn origin(trusted_peer: bool) -> Origin {
+        let peer: std::net::SocketAddr = "127.0.0.1:5000".parse().unwrap();
         Origin {
-            peer: "127.0.0.1:5000".parse().unwrap(),
+            peer,
+            peer_hop: hop(peer.ip()),
             proto: "http",
             host: Some("gw:8080".parse().unwrap()),
             trusted_peer,
@@ -236,6 +259,7 @@ mod tests {
         h.append("x-forwarded-for", "10.0.0.1, 10.0.0.2".parse().unwrap());
         let mut v6 = origin(false);
         v6.peer = "[2001:db8::8a2e:370:7334]:443".parse().unwrap();
+        v6.peer_hop = hop(v6.peer.ip());
         add_forwarded(&mut h, v6);
         let chain: Vec<_> = h.get_all("x-forwarded-for").iter().collect();
         assert_eq!(

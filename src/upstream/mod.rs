@@ -125,6 +125,8 @@ pub struct Caller<'a> {
 pub struct Origin {
     /// The TCP peer: the hop appended to `X-Forwarded-For`.
     pub peer: SocketAddr,
+    /// `peer`'s address as header text (`headers::hop`).
+    pub peer_hop: HeaderValue,
     pub proto: &'static str,
     pub host: Option<HeaderValue>,
     /// The peer is a trusted proxy: its `X-Forwarded-Proto/Host` stand.
