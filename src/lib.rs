@@ -9,6 +9,7 @@ pub mod admin;
 pub mod auth;
 pub mod body;
 pub mod card;
+pub mod caught;
 pub mod cidr;
 pub mod client_ip;
 pub mod config;

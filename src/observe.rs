@@ -9,8 +9,6 @@ use bytes::{Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-type OnEnd = Box<dyn FnOnce(&[u8]) + Send>;
-
 /// What has been kept of the body so far. Most answers come in one frame:
 /// that frame is kept by reference (no copy); a second frame starts a copy.
 enum Kept {
@@ -60,36 +58,38 @@ impl Kept {
 }
 
 pin_project! {
-    pub struct Observed<B> {
+    /// The callback is a type parameter, not a box: one allocation a call
+    /// fewer (the body itself is boxed once, whole).
+    pub struct Observed<B, F> {
         #[pin]
         inner: B,
         kept: Kept,
         cap: usize,
-        on_end: Option<OnEnd>,
+        on_end: Option<F>,
     }
 }
 
-impl<B> Observed<B> {
+impl<B, F: FnOnce(&[u8])> Observed<B, F> {
     /// Keeps at most `cap` bytes; a longer body is passed on but not seen.
-    pub fn new(inner: B, cap: usize, on_end: impl FnOnce(&[u8]) + Send + 'static) -> Self {
+    pub fn new(inner: B, cap: usize, on_end: F) -> Self {
         Self {
             inner,
             kept: Kept::Nothing,
             cap,
-            on_end: Some(Box::new(on_end)),
+            on_end: Some(on_end),
         }
     }
 }
 
 /// Hands what was kept to the callback, once.
-fn report(kept: &mut Kept, on_end: &mut Option<OnEnd>) {
+fn report<F: FnOnce(&[u8])>(kept: &mut Kept, on_end: &mut Option<F>) {
     if let (Some(bytes), Some(f)) = (kept.bytes(), on_end.take()) {
         f(bytes);
     }
     *kept = Kept::TooLong;
 }
 
-impl<B: Body<Data = Bytes>> Body for Observed<B> {
+impl<B: Body<Data = Bytes>, F: FnOnce(&[u8])> Body for Observed<B, F> {
     type Data = Bytes;
     type Error = B::Error;
 

@@ -11,7 +11,6 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use futures_util::future::Either;
-use futures_util::FutureExt;
 use http::{header, HeaderMap, HeaderName, HeaderValue, Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -22,7 +21,7 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use crate::body::Body;
-use crate::error::GatewayError;
+use crate::caught::Caught;
 use crate::request_id::{Echoed, RequestIdLayer};
 use crate::state::{AppState, ConnInfo, Shared};
 
@@ -148,8 +147,14 @@ fn proxy_for(
     outer(traced, sensitive)
 }
 
-/// A proxied request's handling, under the current configuration; `id` is
-/// its `X-Request-Id`, for the line a panic logs.
+/// A proxied request's handling, under the current configuration, with its
+/// panics caught; `id` is its `X-Request-Id`, for the line a panic logs.
+///
+/// Boxed, so that each layer above wraps a pointer: unboxed, every layer's
+/// `call` moved the whole handler future (kilobytes) again, which was most
+/// of the gateway's memcpy time on small calls. The box comes first, then
+/// the future is written into it: made on the stack and then wrapped and
+/// boxed, it was moved twice.
 fn handle(
     shared: &Shared,
     conn: &ConnInfo,
@@ -157,48 +162,12 @@ fn handle(
     id: Option<HeaderValue>,
 ) -> HandlerFuture {
     let state = shared.load_full();
-    // The box first, then the handler's future written into it: made on
-    // the stack and then wrapped and boxed, it was moved twice.
     let slot = Box::new_uninit();
     let handled = Box::write(
         slot,
-        crate::dispatch::dispatch(state, conn.clone(), request),
+        Caught::new(crate::dispatch::dispatch(state, conn.clone(), request), id),
     );
-    guarded(Box::into_pin(handled), id)
-}
-
-/// The handler's future, boxed and with its panics caught.
-///
-/// Boxed, so that each layer above wraps a pointer: unboxed, every layer's
-/// `call` moved the whole handler future (kilobytes) again, which was most
-/// of the gateway's memcpy time on small calls.
-///
-/// A panic becomes a 500 JSON-RPC error instead of a dropped connection; it
-/// is caught inside the span, so its message is logged with its request.
-/// This is tower-http's `CatchPanic` without its body wrapper: that layer
-/// boxes every response body twice more (its own box type around a box of
-/// ours), two allocations a call for bodies that are already one type.
-fn guarded<F>(handled: F, id: Option<HeaderValue>) -> HandlerFuture
-where
-    F: std::future::Future<Output = Response<Body>> + Send + 'static,
-{
-    Box::pin(
-        std::panic::AssertUnwindSafe(handled)
-            .catch_unwind()
-            .map(move |outcome| {
-                Ok(outcome.unwrap_or_else(|payload| {
-                    let what = payload
-                        .downcast_ref::<&str>()
-                        .copied()
-                        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-                        .unwrap_or("(no message)");
-                    let request_id = id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::error!(request_id, panic = what, "the handler panicked");
-                    GatewayError::Internal("the gateway failed while handling this request".into())
-                        .into_response(None)
-                }))
-            }),
-    )
+    Box::into_pin(handled)
 }
 
 /// The layers every proxy request passes first (as [`ProxyConn`] does).
@@ -268,38 +237,6 @@ pub fn admin(shared: Shared) -> PerConnection {
 mod tests {
     use super::*;
 
-    // The lock is held across the handler's await on purpose: the panic's
-    // line is logged there (see `log::capture::serial`).
-    #[allow(clippy::await_holding_lock)]
-    #[tokio::test]
-    async fn a_panicking_handler_answers_500_with_a_json_rpc_error() {
-        let _serial = crate::log::capture::serial();
-        let answer = guarded(async { panic!("boom") }, None).await;
-        let Ok(response) = answer;
-        assert_eq!(response.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(value["jsonrpc"], "2.0");
-        assert_eq!(value["error"]["code"], -32603, "{value}");
-        assert!(value["id"].is_null(), "{value}");
-    }
-
-    #[allow(clippy::await_holding_lock)] // see the test above
-    #[tokio::test]
-    async fn a_panic_is_logged_with_the_request_id() {
-        let _serial = crate::log::capture::serial();
-        let capture = crate::log::capture::Capture::default();
-        let _logging = capture.install(crate::config::LogFormat::Text);
-        let id = HeaderValue::from_static("call-7");
-        let Ok(response) = guarded(async { panic!("boom") }, Some(id)).await;
-        assert_eq!(response.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
-        let text = capture.text();
-        assert!(
-            text.contains("ERROR") && text.contains(r#"request_id="call-7" panic="boom""#),
-            "{text}"
-        );
-    }
-
     #[test]
     fn a_client_request_id_is_marked_never_to_be_indexed() {
         let config =
@@ -334,14 +271,5 @@ mod tests {
                 ("x-other", false),
             ]
         );
-    }
-
-    #[tokio::test]
-    async fn a_handler_that_answers_is_passed_through() {
-        let answer = guarded(async { Response::new(crate::body::full("ok")) }, None).await;
-        let Ok(response) = answer;
-        assert_eq!(response.status(), http::StatusCode::OK);
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        assert_eq!(&body[..], b"ok");
     }
 }
