@@ -32,22 +32,35 @@ pub enum Addressing {
     Origin,
 }
 
+/// Whose `Host` an addressed request carries.
+#[derive(Clone, Copy)]
+pub enum Host<'a> {
+    /// The upstream's configured one, already among the headers: kept.
+    Configured,
+    /// The replica's [`host_header`] (set here, hyper-util would format it
+    /// anew for every HTTP/1.1 call). It replaces any `Host` in the head,
+    /// the client's: one overwrite costs less than taking the client's out
+    /// first and putting this one in. HTTP/2 carries the authority in the
+    /// URI and gets none.
+    Replica(Option<&'a HeaderValue>),
+}
+
 /// The request for one replica: the same head and body, addressed to it.
-/// `host` is the replica's [`host_header`]: set here, hyper-util would
-/// format it anew for every HTTP/1.1 call.
 pub fn readdress(
     mut parts: Parts,
     body: &Bytes,
     how: &Addressing,
     replica: &Uri,
-    host: Option<&HeaderValue>,
+    host: Host<'_>,
 ) -> Request<Full<Bytes>> {
-    if let (Some(host), true) = (host, parts.version != Version::HTTP_2) {
-        // A `Host` from the upstream's configured headers stays.
-        parts
-            .headers
-            .entry(header::HOST)
-            .or_insert_with(|| host.clone());
+    match host {
+        Host::Configured => {}
+        Host::Replica(Some(host)) if parts.version != Version::HTTP_2 => {
+            parts.headers.insert(header::HOST, host.clone());
+        }
+        Host::Replica(_) => {
+            parts.headers.remove(header::HOST);
+        }
     }
     parts.uri = match how {
         Addressing::Endpoint(query) => endpoint_target(replica, query.as_deref()),
@@ -136,7 +149,7 @@ mod tests {
         let how = Addressing::Endpoint(Some("key=1".into()));
         let body = Bytes::from_static(b"{}");
         let replica: Uri = "http://10.0.0.2:9002/rpc?v=2".parse().unwrap();
-        let request = readdress(head.clone(), &body, &how, &replica, None);
+        let request = readdress(head.clone(), &body, &how, &replica, Host::Replica(None));
         assert_eq!(request.uri(), "http://10.0.0.2:9002/rpc?v=2&key=1");
         let bare: Uri = "http://10.0.0.3:9003".parse().unwrap();
         let request = readdress(
@@ -144,7 +157,7 @@ mod tests {
             &body,
             &Addressing::Endpoint(None),
             &bare,
-            None,
+            Host::Replica(None),
         );
         assert_eq!(request.uri(), "http://10.0.0.3:9003/");
     }
@@ -158,7 +171,7 @@ mod tests {
             &Bytes::new(),
             &Addressing::Origin,
             &replica,
-            None,
+            Host::Replica(None),
         );
         assert_eq!(
             request.uri(),
@@ -189,22 +202,51 @@ mod tests {
     }
 
     #[test]
-    fn a_configured_host_stays_and_http2_gets_none() {
+    fn the_replicas_host_replaces_the_clients_a_configured_one_stays_and_http2_gets_none() {
         let replica: Uri = "http://10.0.0.2:9002/rpc".parse().unwrap();
         let host = host_header(&replica);
         let body = Bytes::new();
         let how = Addressing::Endpoint(None);
-        let plain = readdress(parts("/"), &body, &how, &replica, host.as_ref());
+        let with_host = |value: &'static str| {
+            let mut head = parts("/");
+            head.headers
+                .insert(header::HOST, HeaderValue::from_static(value));
+            head
+        };
+        let plain = readdress(
+            parts("/"),
+            &body,
+            &how,
+            &replica,
+            Host::Replica(host.as_ref()),
+        );
         assert_eq!(plain.headers()[header::HOST], "10.0.0.2:9002");
-        let mut configured = parts("/");
-        configured
-            .headers
-            .insert(header::HOST, HeaderValue::from_static("virtual.example"));
-        let kept = readdress(configured, &body, &how, &replica, host.as_ref());
+        let clients = with_host("gateway.example:8080");
+        let replaced = readdress(clients, &body, &how, &replica, Host::Replica(host.as_ref()));
+        let hosts: Vec<_> = replaced.headers().get_all(header::HOST).iter().collect();
+        assert_eq!(
+            hosts,
+            ["10.0.0.2:9002"],
+            "the client's Host never reaches the agent"
+        );
+        let hostless = readdress(
+            with_host("gateway.example"),
+            &body,
+            &how,
+            &replica,
+            Host::Replica(None),
+        );
+        assert!(hostless.headers().get(header::HOST).is_none());
+        let configured = with_host("virtual.example");
+        let kept = readdress(configured, &body, &how, &replica, Host::Configured);
         assert_eq!(kept.headers()[header::HOST], "virtual.example");
-        let mut h2 = parts("/");
+        let mut h2 = with_host("gateway.example:8080");
         h2.version = Version::HTTP_2;
-        let h2 = readdress(h2, &body, &how, &replica, host.as_ref());
+        let h2 = readdress(h2, &body, &how, &replica, Host::Replica(host.as_ref()));
         assert!(h2.headers().get(header::HOST).is_none());
+        let mut h2_configured = with_host("virtual.example");
+        h2_configured.version = Version::HTTP_2;
+        let h2 = readdress(h2_configured, &body, &how, &replica, Host::Configured);
+        assert_eq!(h2.headers()[header::HOST], "virtual.example");
     }
 }

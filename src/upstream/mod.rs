@@ -83,7 +83,7 @@ use smallvec::SmallVec;
 use crate::config;
 use crate::error::GatewayError;
 pub use address::RpcCall;
-use address::{origin_form, origin_target, readdress, Addressing};
+use address::{origin_form, origin_target, readdress, Addressing, Host};
 use replicas::{Attempt, Replicas};
 
 pub use breaker::State as BreakerState;
@@ -147,6 +147,8 @@ pub struct Upstream {
     response_header_timeout: Duration,
     connect_timeout: Duration,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
+    /// `extra_headers` sets `Host`: calls keep it (see `address::Host`).
+    host_configured: bool,
     card_url: Option<Uri>,
     forward_credentials: bool,
     identity_header: Option<HeaderName>,
@@ -201,6 +203,7 @@ impl Upstream {
             response_header_timeout: cfg.response_header_timeout,
             connect_timeout: cfg.connect_timeout,
             extra_headers: cfg.headers.clone(),
+            host_configured: cfg.headers.iter().any(|(name, _)| name == header::HOST),
             card_url: cfg.card_url.clone(),
             forward_credentials: cfg.forward_credentials,
             identity_header: cfg.identity_header.clone(),
@@ -249,7 +252,8 @@ impl Upstream {
         caller: &Caller<'_>,
     ) -> RpcCall {
         let mut headers = std::mem::take(&mut client.headers);
-        headers.remove(header::HOST);
+        // The client's `Host` stays until `readdress` overwrites it (or a
+        // configured one does, in `finish_call`).
         headers.remove(header::EXPECT);
         headers::keep_content_length(&mut headers, body.len());
         headers.reserve(FORWARDING_HEADERS + self.extra_headers.len());
@@ -374,7 +378,11 @@ impl Upstream {
                 false => parts.clone(),
             };
             let Some(head) = head else { break };
-            let request = readdress(head, &body, how, attempt.endpoint(), attempt.host());
+            let host = match self.host_configured {
+                true => Host::Configured,
+                false => Host::Replica(attempt.host()),
+            };
+            let request = readdress(head, &body, how, attempt.endpoint(), host);
             match self.try_replica(attempt, request, deadline).await {
                 Ok(response) => return Ok(response),
                 Err(f) if f.maybe_delivered => return Err(f.error),
