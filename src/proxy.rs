@@ -7,6 +7,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http::request::Parts;
 use http::{header, HeaderMap, Request, Response, Version};
 use http_body_util::BodyExt;
@@ -481,12 +482,22 @@ async fn read_body(
     if declared.is_some_and(|len| len > max as u64) {
         return Err(GatewayError::PayloadTooLarge { limit: max });
     }
-    let read = crate::body::read_to_limit(body, max);
-    match tokio::time::timeout(limits.body_read_timeout, read).await {
-        Err(_) => Err(GatewayError::BodyTimeout(limits.body_read_timeout)),
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(ReadError::TooLarge)) => Err(GatewayError::PayloadTooLarge { limit: max }),
-        Ok(Err(ReadError::Body(e))) => Err(GatewayError::BodyRead(e.to_string())),
+    let mut read = std::pin::pin!(crate::body::read_to_limit(body, max));
+    // A small body has usually arrived with its head: read it without
+    // setting up a timer (a clock read and the runtime's handle, made and
+    // dropped). A body still on its way is awaited under the timeout; the
+    // noop waker of this first poll is replaced at the next one.
+    let read = match (&mut read).now_or_never() {
+        Some(read) => read,
+        None => match tokio::time::timeout(limits.body_read_timeout, read).await {
+            Ok(read) => read,
+            Err(_) => return Err(GatewayError::BodyTimeout(limits.body_read_timeout)),
+        },
+    };
+    match read {
+        Ok(bytes) => Ok(bytes),
+        Err(ReadError::TooLarge) => Err(GatewayError::PayloadTooLarge { limit: max }),
+        Err(ReadError::Body(e)) => Err(GatewayError::BodyRead(e.to_string())),
     }
 }
 
