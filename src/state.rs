@@ -231,9 +231,7 @@ impl ConnInfo {
 
     /// The client is another than the TCP peer (a PROXY header said so).
     pub fn set_remote(&mut self, remote: std::net::SocketAddr) {
-        if remote.ip() != self.remote.ip() {
-            self.remote_hop = crate::upstream::headers::hop(remote.ip());
-        }
+        self.remote_hop = crate::upstream::headers::hop(remote.ip());
         self.remote = remote;
     }
 }
