@@ -14,7 +14,8 @@ FROM rust:1.95-slim-bookworm AS build
 # HTTP, TLS with JWT auth, a fleet routed by skill), then built again with
 # the counts: a quarter fewer instructions and 8-20 % less CPU per call
 # (bench/profile.md, "The image built with PGO"), for a longer build. PGO=0
-# builds the plain release binary: docker build --build-arg PGO=0 .
+# builds the plain release binary, with .cargo/config.toml's inlining
+# threshold: docker build --build-arg PGO=0 .
 ARG PGO=1
 # curl and python3 drive the training; they stay in this stage. Debian's
 # point releases replace package versions, so a pin here would break the
@@ -25,6 +26,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
+COPY .cargo ./.cargo
 COPY src ./src
 COPY bench ./bench
 RUN if [ "$PGO" = 0 ]; then \

@@ -369,6 +369,22 @@ if [ "$MODE" = profile ]; then
 fi
 
 # ---------------------------------------------------------------- meta
+# The release build's settings: Cargo.toml's profile, and the rustflags that
+# apply (RUSTFLAGS replaces .cargo/config.toml's list when it is set).
+release_profile() {
+  python3 - <<'PY' 2>/dev/null || echo unknown
+import os, tomllib
+r = tomllib.load(open("Cargo.toml", "rb")).get("profile", {}).get("release", {})
+if "RUSTFLAGS" in os.environ:
+    flags = os.environ["RUSTFLAGS"].split()
+elif os.path.exists(".cargo/config.toml"):
+    flags = tomllib.load(open(".cargo/config.toml", "rb")).get("build", {}).get("rustflags", [])
+else:
+    flags = []
+print("LTO %s, %s codegen unit(s), rustflags: %s"
+      % (r.get("lto", "off"), r.get("codegen-units", "default"), " ".join(flags) or "none"))
+PY
+}
 BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
 {
   echo "{"
@@ -380,9 +396,9 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
   echo "\"mem\":\"$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)\","
   echo "\"kernel\":\"$(uname -r)\","
   echo "\"rustc\":\"$(rustc -V)\","
-  echo "\"git\":\"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo '  + uncommitted changes')\","
+  echo "\"git\":\"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock .cargo 2>/dev/null || echo '  + uncommitted changes')\","
   echo "\"gateway_binary\":\"${BENCH_GATEWAY:-}\","
-  echo "\"release_profile\":\"$(python3 -c 'import tomllib; r = tomllib.load(open("Cargo.toml", "rb")).get("profile", {}).get("release", {}); print("LTO %s, %s codegen unit(s)" % (r.get("lto", "off"), r.get("codegen-units", "default")))' 2>/dev/null || echo unknown)\","
+  echo "\"release_profile\":\"$(release_profile)\","
   echo "\"nginx\":\"$(have nginx && nginx -v 2>&1 | sed 's/.*: //' || echo absent)\","
   echo "\"wrk\":\"$(have wrk && { wrk -v 2>&1 || true; } | head -1 | awk '{print $1, $2}' || echo absent)\","
   echo "\"h2load\":\"$(have h2load && h2load --version 2>&1 | head -1 | awk '{print $2, $3}' || echo absent)\","

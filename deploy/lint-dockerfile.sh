@@ -3,7 +3,8 @@
 # deploy/tools.sh). Any finding fails, down to "info"; a rule that does not
 # apply is ignored in the Dockerfile itself with a comment saying why.
 # Also checks that the files the build stage copies (Cargo.toml, Cargo.lock,
-# src/, bench/) are all that Cargo needs to find the package's targets.
+# src/, bench/) are all that Cargo needs to find the package's targets, and
+# that it copies .cargo/ (the build flags) when the checkout has it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . deploy/tools.sh
@@ -25,3 +26,10 @@ if ! cargo metadata --quiet --no-deps --offline --format-version 1 \
   exit 1
 fi
 echo "Dockerfile: Cargo.toml, Cargo.lock, src/ and bench/ are enough for cargo to find the targets"
+# Without .cargo/config.toml the PGO=0 image would quietly build with other
+# flags than `cargo build --release` here.
+if [ -f .cargo/config.toml ] && ! grep -qE '^COPY \.cargo \./\.cargo$' Dockerfile; then
+  echo "ERROR: .cargo/config.toml sets build flags, and the Dockerfile does not copy .cargo/" >&2
+  exit 1
+fi
+echo "Dockerfile: .cargo/ (the build flags) is copied"
