@@ -122,6 +122,9 @@ w(f"| rustc | {meta['rustc']} |")
 binary = f"; binary `{meta['gateway_binary']}`" if meta.get("gateway_binary") else ""
 w(f"| gateway | git {meta['git']} (release profile: {meta.get('release_profile', 'LTO thin, 4 codegen units')}{binary}) |")
 w(f"| nginx | {meta['nginx']} |")
+for other in ("haproxy", "caddy"):
+    if meta.get(other, "absent") != "absent":
+        w(f"| {other} | {meta[other]} |")
 w(f"| wrk | {meta['wrk']} |")
 w(f"| h2load | {meta['h2load']} |")
 w(f"| open files | {meta['nofile']} (hard limit) |")
@@ -580,6 +583,36 @@ if floor_rows or any(instr.values()):
           "with the machine's load. The top functions are in "
           f"`{os.path.relpath(out)}/callgrind-*-inclusive.txt`.")
         w("")
+
+# ------------------------------------------------------------------ other proxies
+OTHERS = ["gateway", "nginx", "haproxy", "caddy"]
+others_rows = [r for r in rows if r.get("phase") == "others_sat"]
+if others_rows:
+    present = [t for t in OTHERS if any(r.get("target") == t for r in others_rows)]
+    bases = [t for t in present if t != "gateway"]
+    w("## Other proxies: HAProxy and Caddy beside the gateway and nginx")
+    w("")
+    w("Two more plain reverse proxies a user might pick instead of the gateway: HAProxy "
+      "(`bench/haproxy.cfg`: 2 threads, no log, idle upstream connections shared) and Caddy "
+      "(`bench/Caddyfile`: Go, its defaults, no access log), from Debian's packages. The "
+      "four take turns on the same upstream, with the same load generators as the "
+      "saturation rows above, after them. Like nginx, neither reads the JSON-RPC it carries.")
+    w("")
+    w("| | " + " | ".join(present) + " | " + " | ".join(f"gateway/{b}" for b in bases) + " |")
+    w("|---|" + "---:|" * (len(present) + len(bases)))
+    for wl, wname in WORKLOADS.items():
+        for proto, pname in PROTOS.items():
+            sat = {t: find("others_sat", wl, proto, t) for t in present}
+            if not any(sat.values()):
+                continue
+            rps = {t: get(sat[t], "rps") for t in present}
+            cpu = {t: sat[t]["cpu_s"] / sat[t]["requests"] * 10_000
+                   for t in present if sat[t] and sat[t].get("requests")}
+            w(compared_row(f"{wname}, {pname}: saturation throughput (req/s)", rps, fmt_int,
+                           present, "gateway", bases))
+            w(compared_row(f"{wname}, {pname}: CPU seconds per 10k requests", cpu,
+                           lambda v: fmt_f(v, 3), present, "gateway", bases))
+    w("")
 
 # ------------------------------------------------------------------ soak
 if samples:

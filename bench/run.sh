@@ -3,6 +3,9 @@
 #   direct   the mock upstream itself (bench/upstream.rs: the floor),
 #   gateway  a2a-gateway (release build, bench/gateway.toml) in front of it,
 #   nginx    nginx as a plain reverse proxy in front of it (bench/nginx.conf),
+#   haproxy, caddy  two more plain reverse proxies a user might pick
+#            (bench/haproxy.cfg, bench/Caddyfile), in the unary saturation
+#            rows of "Other proxies" only,
 # all on 127.0.0.1, and writes bench/RESULTS.md. `message/send` 1 KiB is also
 # measured over TLS: the gateway with TLS and JWT auth on (gateway-tls), and
 # nginx terminating TLS (nginx-tls), with a fresh certificate and token; and
@@ -24,8 +27,10 @@
 #                                message/send and stream load, and its heap with
 #                                1,000 idle streams (massif): bench/out/profile/
 #
-# Tools: wrk (HTTP/1.1 saturation), h2load (HTTP/2 saturation), nginx, from
-# Debian's packages, installed when missing (as root, with apt-get); the
+# Tools: wrk (HTTP/1.1 saturation), h2load (HTTP/2 saturation), nginx,
+# haproxy and caddy, from Debian's packages, installed when missing (as root,
+# with apt-get; on a host with systemd, Debian's packages also start their own
+# services, as nginx's does); the
 # fixed-rate latency, SSE and idle-stream clients are subcommands of the
 # bench-upstream example (bench/client.rs). Every process the script starts
 # is stopped on exit. Ports: BENCH_PORT_BASE (default: a free range from 20000).
@@ -125,7 +130,7 @@ BASE=${BENCH_PORT_BASE:-}
 if [ -z "$BASE" ]; then
   for b in $(seq 20000 100 21900); do
     ok=1
-    for p in $(seq "$b" $((b + 6 + FLEET_N))); do port_free "$p" || ok=0; done
+    for p in $(seq "$b" $((b + 9 + FLEET_N))); do port_free "$p" || ok=0; done
     if [ $ok = 1 ]; then BASE=$b; break; fi
   done
 fi
@@ -133,6 +138,8 @@ fi
 UPORT=$BASE; GPORT=$((BASE + 1)); GADMIN=$((BASE + 2)); NH1=$((BASE + 3)); NH2=$((BASE + 4))
 NTLS=$((BASE + 5)); FPORT=$((BASE + 6))   # the fleet: FPORT … FPORT+FLEET_N-1
 FLPORT=$((BASE + 6 + FLEET_N))               # hyper-floor
+HAH1=$((FLPORT + 1)); HAH2=$((FLPORT + 2))  # haproxy: HTTP/1.1, h2c
+CAH1=$((FLPORT + 3))                         # caddy: HTTP/1.1 and h2c on one port
 
 wait_http() { # URL SECONDS: until it answers 2xx
   local deadline=$(($(date +%s) + $2))
@@ -144,7 +151,7 @@ wait_http() { # URL SECONDS: until it answers 2xx
 }
 
 # ---------------------------------------------------------------- tools
-if [ "$MODE" = full ]; then want=(wrk h2load nginx valgrind); else want=(wrk h2load); fi
+if [ "$MODE" = full ]; then want=(wrk h2load nginx valgrind haproxy caddy); else want=(wrk h2load); fi
 [ "$MODE" = profile ] && want=(valgrind wrk)
 missing=()
 for t in "${want[@]}"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
@@ -208,7 +215,7 @@ client_extra() { # target: sets EXTRA, the load client's options for it
 }
 
 # ---------------------------------------------------------------- start / stop
-UP_PID=""; GW_PID=""; NGX_PID=""; FLEET_PID=""
+UP_PID=""; GW_PID=""; NGX_PID=""; FLEET_PID=""; HAP_PID=""; CADDY_PID=""
 start_upstream() {
   "$UP" serve "$UPORT" 2>>"$OUT/logs/upstream.log" &
   UP_PID=$!; PIDS+=("$UP_PID")
@@ -232,6 +239,25 @@ start_nginx() {
   NGX_PID=$!; PIDS+=("$NGX_PID")
   wait_http "http://127.0.0.1:$NH1/.well-known/agent-card.json" 20 || { echo "nginx did not start (see $prefix/error.log)" >&2; exit 1; }
 }
+start_haproxy() {
+  local dir=$OUT/haproxy
+  mkdir -p "$dir"
+  sed -e "s#@UPSTREAM@#127.0.0.1:$UPORT#g" -e "s#@H1@#$HAH1#g" -e "s#@H2@#$HAH2#g" bench/haproxy.cfg >"$dir/haproxy.cfg"
+  haproxy -f "$dir/haproxy.cfg" 2>>"$OUT/logs/haproxy.log" &
+  HAP_PID=$!; PIDS+=("$HAP_PID")
+  wait_http "http://127.0.0.1:$HAH1/.well-known/agent-card.json" 20 || { fail "haproxy did not start (see $OUT/logs/haproxy.log)"; stop_haproxy; return 1; }
+}
+start_caddy() {
+  local dir=$PWD/$OUT/caddy
+  mkdir -p "$dir"
+  sed -e "s#@UPSTREAM@#127.0.0.1:$UPORT#g" -e "s#@H1@#$CAH1#g" bench/Caddyfile >"$dir/Caddyfile"
+  # Its data and config directories in the run's own folder, not $HOME's.
+  XDG_DATA_HOME=$dir XDG_CONFIG_HOME=$dir caddy run --config "$dir/Caddyfile" --adapter caddyfile     >>"$OUT/logs/caddy.log" 2>&1 &
+  CADDY_PID=$!; PIDS+=("$CADDY_PID")
+  wait_http "http://127.0.0.1:$CAH1/.well-known/agent-card.json" 20 || { fail "caddy did not start (see $OUT/logs/caddy.log)"; stop_caddy; return 1; }
+}
+stop_haproxy() { [ -n "$HAP_PID" ] && stop_pid "$HAP_PID"; HAP_PID=""; }
+stop_caddy() { [ -n "$CADDY_PID" ] && stop_pid "$CADDY_PID"; CADDY_PID=""; }
 FLOOR_PID=""
 start_floor() { # [wrapper...]: e.g. valgrind; FLOOR_MODE=own for hyper's own connections in a list
   "$@" "$FLOOR" "$FLPORT" "127.0.0.1:$UPORT" ${FLOOR_MODE:-} 2>>"$OUT/logs/floor.log" &
@@ -252,6 +278,8 @@ pids_of() { # target: the PIDs whose CPU and memory are the target's own
     direct-fleet) echo "$FLEET_PID" ;;
     hyper-floor) echo "$FLOOR_PID" ;;
     nginx | nginx-tls) echo "$NGX_PID $(pgrep -P "$NGX_PID" | tr '\n' ' ')" ;;
+    haproxy) echo "$HAP_PID" ;;
+    caddy) echo "$CADDY_PID" ;;
   esac
 }
 cpu_ticks() { # PIDs: utime + stime
@@ -289,6 +317,9 @@ url_of() { # target proto
     nginx/h2) echo "http://127.0.0.1:$NH2/" ;;
     gateway-tls/*) echo "https://127.0.0.1:$GPORT/" ;;
     nginx-tls/*) echo "https://127.0.0.1:$NTLS/" ;;
+    haproxy/h1) echo "http://127.0.0.1:$HAH1/" ;;
+    haproxy/h2) echo "http://127.0.0.1:$HAH2/" ;;
+    caddy/*) echo "http://127.0.0.1:$CAH1/" ;;
   esac
 }
 expect_of() {
@@ -400,6 +431,8 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
   echo "\"gateway_binary\":\"${BENCH_GATEWAY:-}\","
   echo "\"release_profile\":\"$(release_profile)\","
   echo "\"nginx\":\"$(have nginx && nginx -v 2>&1 | sed 's/.*: //' || echo absent)\","
+  echo "\"haproxy\":\"$(have haproxy && haproxy -v 2>&1 | head -1 | awk '{print $3}' || echo absent)\","
+  echo "\"caddy\":\"$(have caddy && caddy version 2>&1 | head -1 | awk '{print $1}' || echo absent)\","
   echo "\"wrk\":\"$(have wrk && { wrk -v 2>&1 || true; } | head -1 | awk '{print $1, $2}' || echo absent)\","
   echo "\"h2load\":\"$(have h2load && h2load --version 2>&1 | head -1 | awk '{print $2, $3}' || echo absent)\","
   echo "\"nofile\":$NOFILE,"
@@ -419,7 +452,7 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
       { parent[$1] = $2; comm[$1] = $3 }
       END {
         for (p in comm) {
-          if (comm[p] !~ /^(a2a-gateway|bench-upstream|wrk|h2load|nginx)$/) continue
+          if (comm[p] !~ /^(a2a-gateway|bench-upstream|wrk|h2load|nginx|haproxy|caddy)$/) continue
           q = p; ours = 0
           for (hops = 0; hops < 64 && q > 1; hops++) { if (q == me) { ours = 1; break } q = parent[q] }
           if (!ours) n++
@@ -627,6 +660,38 @@ for w in $([ "$MODE" = full ] && echo "send1k get" || echo send1k); do
   done
 done
 stop_floor
+
+# ---------------------------------------------------------------- other proxies
+# Two more plain reverse proxies a user might pick instead, HAProxy (C, like
+# nginx) and Caddy (Go), in the same saturation rows as the gateway and nginx,
+# all four taking turns on the same upstream. Unary only: nginx stays the
+# reference for every other figure.
+if [ "$MODE" = full ]; then
+  OTHERS=(gateway); [ -n "$NGX_PID" ] && OTHERS+=(nginx)
+  have haproxy && start_haproxy && OTHERS+=(haproxy)
+  have caddy && start_caddy && OTHERS+=(caddy)
+  if [ ${#OTHERS[@]} -gt 2 ]; then
+    say "other proxies: ${OTHERS[*]} taking turns"
+    measured=()
+    for target in "${OTHERS[@]}"; do
+      ok=1
+      for proto in h1 h2; do
+        flag=""; [ $proto = h2 ] && flag=--h2
+        for w in send1k send64k get; do
+          "$UP" rate --url "$(url_of "$target" "$proto")" --body "$OUT/$w.json" --rate 50 --secs 0.2 --conns 2 $flag             --expect "$(expect_of $w)" >/dev/null 2>"$OUT/logs/sanity.err" ||
+            { fail "$target $proto $w: $(tail -1 "$OUT/logs/sanity.err")"; ok=0; }
+        done
+      done
+      [ $ok = 1 ] && measured+=("$target")
+    done
+    for w in $SAT_WORKLOADS; do
+      for proto in h1 h2; do
+        for target in "${measured[@]}"; do SAT_PHASE=others_sat saturate "$w" "$proto" "$target"; sleep $PAUSE; done
+      done
+    done
+  fi
+  stop_haproxy; stop_caddy
+fi
 # ---------------------------------------------------------------- soak
 # wrk in 20 s rounds until 1,000,000 requests have been answered (at most
 # SOAK_MAX_SECS), while RSS and open files are sampled every 5 s.
