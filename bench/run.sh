@@ -446,13 +446,16 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
 # did not start (another benchmark or soak in a second checkout or session).
 # "Started by this run" means descended from this script: a process group
 # would not do, because `timeout` (which runs wrk) makes a group of its own.
+# haproxy and caddy are left out: another run is seen by its gateway and load
+# generators anyway, and on a host with systemd Debian's packages leave both
+# running as idle services, which would be counted in every sample.
 ( me=$$
   while :; do
     others=$(ps -eo pid=,ppid=,comm= | awk -v me="$me" '
       { parent[$1] = $2; comm[$1] = $3 }
       END {
         for (p in comm) {
-          if (comm[p] !~ /^(a2a-gateway|bench-upstream|wrk|h2load|nginx|haproxy|caddy)$/) continue
+          if (comm[p] !~ /^(a2a-gateway|bench-upstream|wrk|h2load|nginx)$/) continue
           q = p; ours = 0
           for (hops = 0; hops < 64 && q > 1; hops++) { if (q == me) { ours = 1; break } q = parent[q] }
           if (!ours) n++
