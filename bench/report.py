@@ -187,6 +187,10 @@ mock upstream compete for CPU, as they would in a sidecar. No CPU pinning.
   second port (nginx 1.22 needs `listen … http2` for cleartext HTTP/2).
 * **Saturation throughput**: HTTP/1.1 with `wrk -t1 -c32 -d5s -s bench/post.lua` (32 keep-alive
   connections); HTTP/2 with `h2load -c4 -m8 -t1 -D 5` (4 connections × 8 streams). Closed loop.
+  The gateway and nginx are measured again, taking turns, in the floor's rows (`message/send`
+  1 KiB and `tasks/get`) and the other proxies' (all three): the throughput target compares
+  the median of those gateway/nginx ratios, as one 5 s round on this shared host moves by
+  more than the gap.
 * **CPU per 10k requests**: utime + stime of the proxy's processes (`/proc/PID/stat`; nginx:
   master + workers) over the saturation run, divided by the requests answered. The *direct*
   column is the upstream's own CPU; the upstream's CPU is not included in the proxy columns.
@@ -251,16 +255,44 @@ def met(ok):
     return "—" if ok is None else ("**met**" if ok else "**not met**")
 
 
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def later_ratios(wl, proto):
+    """gateway/nginx from the later phases that measure the pair again, taking
+    turns (the floor's and the other proxies'): one 5 s round moves by more
+    than most changes on a shared host, so the verdict takes the median."""
+    out = []
+    for phase in ("floor_sat", "others_sat"):
+        g, n = (get(find(phase, wl, proto, t), "rps") for t in ("gateway", "nginx"))
+        if g and n:
+            out.append(g / n)
+    return out
+
+
 for wl in WORKLOADS:
     for proto in PROTOS:
         vals = {t: get(find("sat", wl, proto, t), "rps") for t in TARGETS}
         g, d, n = vals["gateway"], vals["direct"], vals["nginx"]
         if g is None or d is None:
             continue
-        ok = g >= 0.7 * d and (n is None or g >= n)
+        vs_nginx = ""
+        ratio_nginx = None
+        if n:
+            later = later_ratios(wl, proto)
+            ratio_nginx = median([g / n] + later)
+            vs_nginx = f" (gateway/nginx {g / n:.2f}×"
+            if later:
+                vs_nginx += (f"; measured again later in the run: "
+                             + ", ".join(f"{r:.2f}×" for r in later)
+                             + f"; median {ratio_nginx:.2f}×")
+            vs_nginx += ")"
+        ok = g >= 0.7 * d and (ratio_nginx is None or ratio_nginx >= 1)
         w(f"| throughput ≥ nginx and ≥ 70 % of direct: {WORKLOADS[wl]}, {PROTOS[proto]} | "
           f"gateway {fmt_int(g)} req/s = {g / d:.0%} of direct; nginx {fmt_int(n)} req/s"
-          f"{'' if n is None else f' (gateway/nginx {g / n:.2f}×)'} | {met(ok)} |")
+          f"{vs_nginx} | {met(ok)} |")
 def rounds(proto, target):
     """p99 of `message/send` 1 KiB at 1k rps by round (round 1 has no number)."""
     return {r.get("round", 1): r["p99_us"] for r in rows
@@ -273,17 +305,16 @@ for proto in PROTOS:
     paired = sorted(k for k in g if k in d)
     if paired:
         added = [g[k] - d[k] for k in paired]
-        median = sorted(added)[len(added) // 2] if len(added) % 2 else \
-            (sorted(added)[len(added) // 2 - 1] + sorted(added)[len(added) // 2]) / 2
+        added_median = median(added)
         if len(paired) == 1:
             k = paired[0]
             measured = f"p99 {g[k]} µs vs direct {d[k]} µs: {added[0]:+} µs"
         else:
             each = ", ".join(f"{a:+}" for a in added)
-            measured = (f"median {median:+g} µs over {len(paired)} alternating rounds "
+            measured = (f"median {added_median:+g} µs over {len(paired)} alternating rounds "
                         f"(each round, gateway p99 − direct p99: {each} µs)")
         w(f"| added p99 ≤ 0.3 ms at 1k rps, `message/send` 1 KiB, {PROTOS[proto]} | "
-          f"{measured} | {met(median <= 300)} |")
+          f"{measured} | {met(added_median <= 300)} |")
 for target, upstream_side in (("gateway", "HTTP/1.1"), ("gateway-h2c", "h2c")):
     for proto in PROTOS:
         r = find("idle", "stream", proto, target)
