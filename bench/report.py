@@ -560,6 +560,20 @@ if idle:
     w("")
 
 # ------------------------------------------------------------------ floor
+def sat_rows(phase, targets):
+    """(workload and protocol, req/s by target, CPU seconds per 10k requests
+    by target) for each pair that one phase's saturation rows measured."""
+    for wl, wname in WORKLOADS.items():
+        for proto, pname in PROTOS.items():
+            sat = {t: find(phase, wl, proto, t) for t in targets}
+            if not any(sat.values()):
+                continue
+            rps = {t: get(sat[t], "rps") for t in targets}
+            cpu = {t: sat[t]["cpu_s"] / sat[t]["requests"] * 10_000
+                   for t in targets if sat[t] and sat[t].get("requests")}
+            yield f"{wname}, {pname}", rps, cpu
+
+
 FLOOR = ["gateway", "hyper-floor", "nginx"]
 floor_rows = [r for r in rows if r.get("phase") == "floor_sat"]
 instr = {t: find("instructions", "send1k", "h1", t) for t in ["gateway", "hyper-floor"]}
@@ -581,20 +595,13 @@ if floor_rows or any(instr.values()):
     if floor_rows:
         w("| | gateway | hyper-floor | nginx | gateway/hyper-floor | hyper-floor/nginx |")
         w("|---|---:|---:|---:|---:|---:|")
-        for wl, wname in WORKLOADS.items():
-            for proto, pname in PROTOS.items():
-                sat = {t: find("floor_sat", wl, proto, t) for t in FLOOR}
-                if not any(sat.values()):
-                    continue
-                rps = {t: get(sat[t], "rps") for t in FLOOR}
-                cpu = {t: sat[t]["cpu_s"] / sat[t]["requests"] * 10_000
-                       for t in FLOOR if sat[t] and sat[t].get("requests")}
-                w(compared_row(f"{wname}, {pname}: saturation throughput (req/s)", rps, fmt_int,
-                               FLOOR, "gateway", ["hyper-floor"])[:-2]
-                  + f" | {ratio(rps.get('hyper-floor'), rps.get('nginx'))} |")
-                w(compared_row(f"{wname}, {pname}: CPU seconds per 10k requests", cpu,
-                               lambda v: fmt_f(v, 3), FLOOR, "gateway", ["hyper-floor"])[:-2]
-                  + f" | {ratio(cpu.get('hyper-floor'), cpu.get('nginx'))} |")
+        for name, rps, cpu in sat_rows("floor_sat", FLOOR):
+            w(compared_row(f"{name}: saturation throughput (req/s)", rps, fmt_int,
+                           FLOOR, "gateway", ["hyper-floor"])[:-2]
+              + f" | {ratio(rps.get('hyper-floor'), rps.get('nginx'))} |")
+            w(compared_row(f"{name}: CPU seconds per 10k requests", cpu,
+                           lambda v: fmt_f(v, 3), FLOOR, "gateway", ["hyper-floor"])[:-2]
+              + f" | {ratio(cpu.get('hyper-floor'), cpu.get('nginx'))} |")
         w("")
     if all(instr.values()):
         per = {t: instr[t]["instructions"] / instr[t]["calls"] for t in instr}
@@ -631,18 +638,11 @@ if others_rows:
     w("")
     w("| | " + " | ".join(present) + " | " + " | ".join(f"gateway/{b}" for b in bases) + " |")
     w("|---|" + "---:|" * (len(present) + len(bases)))
-    for wl, wname in WORKLOADS.items():
-        for proto, pname in PROTOS.items():
-            sat = {t: find("others_sat", wl, proto, t) for t in present}
-            if not any(sat.values()):
-                continue
-            rps = {t: get(sat[t], "rps") for t in present}
-            cpu = {t: sat[t]["cpu_s"] / sat[t]["requests"] * 10_000
-                   for t in present if sat[t] and sat[t].get("requests")}
-            w(compared_row(f"{wname}, {pname}: saturation throughput (req/s)", rps, fmt_int,
-                           present, "gateway", bases))
-            w(compared_row(f"{wname}, {pname}: CPU seconds per 10k requests", cpu,
-                           lambda v: fmt_f(v, 3), present, "gateway", bases))
+    for name, rps, cpu in sat_rows("others_sat", present):
+        w(compared_row(f"{name}: saturation throughput (req/s)", rps, fmt_int,
+                       present, "gateway", bases))
+        w(compared_row(f"{name}: CPU seconds per 10k requests", cpu,
+                       lambda v: fmt_f(v, 3), present, "gateway", bases))
     w("")
 
 # ------------------------------------------------------------------ soak
