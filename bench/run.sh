@@ -252,7 +252,8 @@ start_caddy() {
   mkdir -p "$dir"
   sed -e "s#@UPSTREAM@#127.0.0.1:$UPORT#g" -e "s#@H1@#$CAH1#g" bench/Caddyfile >"$dir/Caddyfile"
   # Its data and config directories in the run's own folder, not $HOME's.
-  XDG_DATA_HOME=$dir XDG_CONFIG_HOME=$dir caddy run --config "$dir/Caddyfile" --adapter caddyfile     >>"$OUT/logs/caddy.log" 2>&1 &
+  XDG_DATA_HOME=$dir XDG_CONFIG_HOME=$dir caddy run --config "$dir/Caddyfile" --adapter caddyfile \
+    >>"$OUT/logs/caddy.log" 2>&1 &
   CADDY_PID=$!; PIDS+=("$CADDY_PID")
   wait_http "http://127.0.0.1:$CAH1/.well-known/agent-card.json" 20 || { fail "caddy did not start (see $OUT/logs/caddy.log)"; stop_caddy; return 1; }
 }
@@ -681,7 +682,8 @@ if [ "$MODE" = full ]; then
       for proto in h1 h2; do
         flag=""; [ $proto = h2 ] && flag=--h2
         for w in send1k send64k get; do
-          "$UP" rate --url "$(url_of "$target" "$proto")" --body "$OUT/$w.json" --rate 50 --secs 0.2 --conns 2 $flag             --expect "$(expect_of $w)" >/dev/null 2>"$OUT/logs/sanity.err" ||
+          "$UP" rate --url "$(url_of "$target" "$proto")" --body "$OUT/$w.json" --rate 50 --secs 0.2 --conns 2 $flag \
+            --expect "$(expect_of $w)" >/dev/null 2>"$OUT/logs/sanity.err" ||
             { fail "$target $proto $w: $(tail -1 "$OUT/logs/sanity.err")"; ok=0; }
         done
       done
