@@ -255,7 +255,8 @@ async fn forward(
     }
     learn_from_request(state, method, call.params, &owner);
     let upstream = &state.upstreams[route.upstream];
-    let forwarded = upstream.rpc_call_from(call.parts, bytes, origin, &caller);
+    let forwarded = (upstream.rpc_call_from(call.parts, bytes, origin, &caller))
+        .streaming(method.family.streams());
     let asked = std::time::Instant::now();
     let response = upstream.call(forwarded).await;
     meters

@@ -139,6 +139,14 @@ async fn serve(mut stream: TcpStream, state: Arc<AgentState>) {
         };
         let Some((head, body)) = request else { return };
         first = false;
+        let close = matches!(state.after, After::ConnectionClose);
+        if is_stream_call(&body) {
+            state.calls.fetch_add(1, Ordering::SeqCst);
+            if !answer_stream(&mut stream, &body, close).await || close {
+                return;
+            }
+            continue;
+        }
         let answer = if head.starts_with("POST") {
             state.calls.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(state.delay).await;
@@ -150,7 +158,6 @@ async fn serve(mut stream: TcpStream, state: Arc<AgentState>) {
         } else {
             default_card("http://127.0.0.1/")
         };
-        let close = matches!(state.after, After::ConnectionClose);
         let answer = answer.to_string();
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}\r\n",
@@ -181,6 +188,56 @@ async fn serve(mut stream: TcpStream, state: Arc<AgentState>) {
             return;
         }
     }
+}
+
+fn is_stream_call(body: &[u8]) -> bool {
+    let call = serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
+    call["method"] == "message/stream"
+}
+
+/// Answers a `message/stream` call with two events in HTTP/1.1 chunks, a
+/// trailer field and the end; `false` if the gateway had gone.
+async fn answer_stream(stream: &mut TcpStream, body: &[u8], close: bool) -> bool {
+    let call: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let event = |state: &str, last: bool| {
+        let result = json!({"kind": "status-update", "taskId": "t-1", "contextId": "c-1",
+            "status": {"state": state}, "final": last});
+        let data = json!({"jsonrpc": "2.0", "id": call["id"], "result": result});
+        let event = format!("data: {data}\n\n");
+        format!("{:x}\r\n{event}\r\n", event.len())
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n{}\r\n",
+        if close { "connection: close\r\n" } else { "" }
+    );
+    let answer = [
+        head,
+        event("working", false),
+        event("completed", true),
+        "0\r\nx-done: yes\r\n\r\n".to_owned(),
+    ];
+    for part in answer {
+        if stream.write_all(part.as_bytes()).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// A `message/stream` through the gateway, checked to bring both events
+/// and end cleanly.
+async fn stream_call(gw: &TestGateway, id: &str) {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "message/stream",
+        "params": {"message": {"role": "user", "messageId": id, "parts": [{"kind": "text", "text": "hi"}]}}});
+    let mut sse = client::post_stream(&gw.url(), body.to_string(), &[]).await;
+    let events = sse.collect_events(Duration::from_secs(5)).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    for (event, state) in events.iter().zip(["working", "completed"]) {
+        let data: Value = serde_json::from_str(event).unwrap();
+        assert_eq!(data["id"], id, "{event}");
+        assert_eq!(data["result"]["status"]["state"], state, "{event}");
+    }
+    assert_eq!(sse.error(), None, "the stream ended cleanly");
 }
 
 /// A gateway with `agent` as its one upstream, `settings` added to it.
@@ -246,6 +303,40 @@ async fn sequential_calls_share_one_connection() {
 }
 
 #[tokio::test]
+async fn streams_and_calls_taking_turns_reuse_their_connections() {
+    let agent = RawAgent::start(After::KeepOpen, Duration::ZERO).await;
+    let gw = gateway(&agent, "").await;
+    call(&gw, "warm").await;
+    let before = agent.accepted();
+    for i in 0..5 {
+        stream_call(&gw, &format!("s-{i}")).await;
+        call(&gw, &format!("c-{i}")).await;
+    }
+    assert_eq!(agent.calls(), 11);
+    assert_eq!(
+        agent.accepted() - before,
+        1,
+        "the first stream dials; after it streams and calls each reuse their own"
+    );
+}
+
+#[tokio::test]
+async fn streams_answered_with_connection_close_are_not_reused() {
+    let agent = RawAgent::start(After::ConnectionClose, Duration::ZERO).await;
+    let gw = gateway(&agent, "").await;
+    let before = agent.accepted();
+    for i in 0..3 {
+        stream_call(&gw, &format!("s-{i}")).await;
+    }
+    assert_eq!(agent.accepted() - before, 3, "one connection per stream");
+    assert!(
+        wait_until(Duration::from_secs(2), || agent.open() == 0).await,
+        "{} connections left open",
+        agent.open()
+    );
+}
+
+#[tokio::test]
 async fn connections_the_agent_closed_while_idle_are_replaced() {
     let agent = RawAgent::start(After::CloseWhenIdleFor(50), Duration::ZERO).await;
     let gw = gateway(&agent, "").await;
@@ -259,6 +350,24 @@ async fn connections_the_agent_closed_while_idle_are_replaced() {
         agent.accepted() >= 4,
         "a closed connection is not reused: {} connections for 4 calls",
         agent.accepted()
+    );
+}
+
+#[tokio::test]
+async fn stream_sockets_the_agent_closed_while_idle_are_replaced() {
+    let agent = RawAgent::start(After::CloseWhenIdleFor(50), Duration::ZERO).await;
+    let gw = gateway(&agent, "").await;
+    let before = agent.accepted();
+    for i in 0..3 {
+        stream_call(&gw, &format!("s-{i}")).await;
+        // Longer than the agent keeps an idle connection.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(agent.calls(), 3, "each stream reached the agent once");
+    assert_eq!(
+        agent.accepted() - before,
+        3,
+        "a closed socket is not reused"
     );
 }
 

@@ -16,11 +16,21 @@ pub struct RpcCall {
     pub(super) head: Parts,
     pub(super) body: Bytes,
     pub(super) query: Option<String>,
+    /// A streaming method: its answer may stay open for a long time.
+    pub(super) streams: bool,
 }
 
 impl RpcCall {
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
         &mut self.head.headers
+    }
+
+    /// Marks the call as a streaming method's (`message/stream`,
+    /// `tasks/resubscribe`): on plain HTTP/1.1 its answer is read without
+    /// hyper's per-connection buffers (`super::h1_stream`).
+    pub fn streaming(mut self, streams: bool) -> Self {
+        self.streams = streams;
+        self
     }
 }
 

@@ -8,10 +8,17 @@
 //! extensions: that cost every call an extensions map and two boxes besides
 //! the lease's own (bench/profile.md).
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 
+use super::h1_stream::StreamBody;
 use super::lanes::Place;
 use super::pool::Returning;
+use crate::body::BoxError;
 use crate::limits::concurrency::Guarded;
 
 /// Released (its `Drop`) when dropped.
@@ -35,7 +42,51 @@ impl Lease {
 }
 
 /// An upstream answer's body, holding the call's lease until it is dropped.
-pub type Leased = Guarded<Incoming, Option<Lease>>;
+pub type Leased = Guarded<Answer, Option<Lease>>;
+
+/// An answer's body as it is read: by hyper, or (a stream to an `http://`
+/// replica over HTTP/1.1) straight from its socket ([`super::h1_stream`]).
+#[derive(Debug)]
+pub enum Answer {
+    Hyper(Incoming),
+    Stream(StreamBody),
+}
+
+impl From<Incoming> for Answer {
+    fn from(body: Incoming) -> Self {
+        Answer::Hyper(body)
+    }
+}
+
+impl Body for Answer {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        // Both are `Unpin`.
+        match self.get_mut() {
+            Answer::Hyper(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            Answer::Stream(body) => Pin::new(body).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Answer::Hyper(body) => body.is_end_stream(),
+            Answer::Stream(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Answer::Hyper(body) => body.size_hint(),
+            Answer::Stream(body) => body.size_hint(),
+        }
+    }
+}
 
 impl std::fmt::Debug for Lease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

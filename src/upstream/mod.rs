@@ -59,6 +59,8 @@
 
 mod address;
 pub mod breaker;
+mod framing;
+mod h1_stream;
 pub mod headers;
 mod lanes;
 mod lease;
@@ -292,7 +294,12 @@ impl Upstream {
         head.method = Method::POST;
         head.version = self.version();
         head.headers = headers;
-        RpcCall { head, body, query }
+        RpcCall {
+            head,
+            body,
+            query,
+            streams: false,
+        }
     }
 
     /// The absolute URI of a path on the upstream's origin (cards live
@@ -329,9 +336,15 @@ impl Upstream {
     /// response-header timeout. The body is left to the caller to stream.
     pub async fn call(&self, call: RpcCall) -> Result<Response<Leased>, GatewayError> {
         let deadline = tokio::time::Instant::now() + self.response_header_timeout;
-        let RpcCall { head, body, query } = call;
+        let RpcCall {
+            head,
+            body,
+            query,
+            streams,
+        } = call;
         let how = Addressing::Endpoint(query);
-        self.send_balanced(head, body, &how, deadline).await
+        self.send_balanced(head, body, &how, streams, deadline)
+            .await
     }
 
     /// Sends any other request as [`Upstream::call`] does. One for this
@@ -353,7 +366,7 @@ impl Upstream {
             Some(Err(never)) => match never {},
             None => Bytes::new(),
         };
-        self.send_balanced(head, body, &Addressing::Origin, deadline)
+        self.send_balanced(head, body, &Addressing::Origin, false, deadline)
             .await
     }
 
@@ -364,6 +377,7 @@ impl Upstream {
         parts: Parts,
         body: Bytes,
         how: &Addressing,
+        streams: bool,
         deadline: tokio::time::Instant,
     ) -> Result<Response<Leased>, GatewayError> {
         // Inline for up to 16 replicas: no allocation on a call's path.
@@ -383,7 +397,7 @@ impl Upstream {
                 false => Host::Replica(attempt.host()),
             };
             let request = readdress(head, &body, how, attempt.endpoint(), host);
-            match self.try_replica(attempt, request, deadline).await {
+            match self.try_replica(attempt, request, streams, deadline).await {
                 Ok(response) => return Ok(response),
                 Err(f) if f.maybe_delivered => return Err(f.error),
                 Err(f) => {
@@ -407,13 +421,14 @@ impl Upstream {
         &self,
         attempt: Attempt<'_>,
         request: Request<Full<Bytes>>,
+        streams: bool,
         deadline: tokio::time::Instant,
     ) -> Result<Response<Leased>, Failure> {
         let replica = attempt.endpoint().clone();
         let pool = self.pools.get(attempt.index()).and_then(Option::as_ref);
         let sent = async {
             match pool {
-                Some(pool) => self.send_pooled(pool, request, &replica).await,
+                Some(pool) => self.send_pooled(pool, request, streams, &replica).await,
                 None => self.send_client(request, &replica).await,
             }
         };
@@ -431,15 +446,21 @@ impl Upstream {
         result
     }
 
-    /// A call on the gateway's own HTTP/1.1 connections to `replica`.
+    /// A call on the gateway's own HTTP/1.1 connections to `replica`; a
+    /// streaming one on a bare socket.
     async fn send_pooled(
         &self,
         pool: &Pool,
         mut request: Request<Full<Bytes>>,
+        streams: bool,
         replica: &Uri,
     ) -> Result<Response<Leased>, Failure> {
         origin_form(request.uri_mut());
-        pool.send(request).await.map_err(|e| Failure {
+        let sent = match streams {
+            true => pool.send_stream(request).await,
+            false => pool.send(request).await,
+        };
+        sent.map_err(|e| Failure {
             maybe_delivered: e.maybe_delivered(),
             error: self.classify_pooled(&e, replica),
         })
@@ -455,7 +476,7 @@ impl Upstream {
         let client = lane.as_ref().unwrap_or(&self.client);
         match client.request(request).await {
             // The lane's place is held until the answer's body is dropped.
-            Ok(response) => Ok(response.map(|body| Leased::new(body, lease))),
+            Ok(response) => Ok(response.map(|body| Leased::new(body.into(), lease))),
             Err(e) => Err(Failure {
                 // A connect error means no byte of the call left.
                 maybe_delivered: !e.is_connect(),
@@ -489,7 +510,7 @@ impl Upstream {
     ) -> Result<Response<Leased>, GatewayError> {
         let target = request.uri().clone();
         match tokio::time::timeout_at(deadline, self.client.request(request)).await {
-            Ok(Ok(response)) => Ok(response.map(|body| Leased::new(body, None))),
+            Ok(Ok(response)) => Ok(response.map(|body| Leased::new(body.into(), None))),
             Ok(Err(e)) => Err(self.classify(&e, &target)),
             Err(_) => Err(self.header_timeout(&target)),
         }
@@ -654,6 +675,17 @@ impl Upstream {
             }
             pool::Error::Call { error, .. } => {
                 from_hyper(Some(error), upstream, self.at(replica, e.to_string()))
+            }
+            pool::Error::Stream(stream) => {
+                let detail = self.at(replica, e.to_string());
+                match stream {
+                    h1_stream::Error::Malformed(_) | h1_stream::Error::HeadTooLarge => {
+                        GatewayError::UpstreamBadResponse { upstream, detail }
+                    }
+                    h1_stream::Error::Io(_) | h1_stream::Error::Closed => {
+                        GatewayError::UpstreamUnavailable { upstream, detail }
+                    }
+                }
             }
         }
     }

@@ -19,6 +19,13 @@
 //! [`Lease`] travels with the body). An answer not read to its end makes
 //! hyper close the connection; a checkout waits until a listed connection is
 //! ready and skips one that closed.
+//!
+//! Streaming calls ([`Pool::send_stream`]) go on bare sockets read by
+//! [`super::h1_stream`], not on hyper's connections (whose buffers an idle
+//! stream would keep for hours). Their sockets come back to the same list
+//! ([`Home`]) when a stream ends cleanly; a unary call may take one there
+//! (hyper's handshake then makes it a connection of hyper's), and a stream
+//! takes the most recent bare socket listed, or dials.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -33,7 +40,8 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use super::lease::{Lease, Leased};
+use super::h1_stream;
+use super::lease::{Answer, Lease, Leased};
 
 type Sender = SendRequest<Full<Bytes>>;
 
@@ -56,8 +64,30 @@ struct Inner {
 }
 
 struct Idle {
-    sender: Sender,
+    conn: Kept,
     since: Instant,
+}
+
+/// An idle connection: hyper's, or a bare socket a stream gave back.
+enum Kept {
+    Hyper(Sender),
+    Bare(TcpStream),
+}
+
+impl Kept {
+    fn is_closed(&self) -> bool {
+        match self {
+            Kept::Hyper(sender) => sender.is_closed(),
+            Kept::Bare(stream) => bare_is_closed(stream),
+        }
+    }
+}
+
+/// Whether an idle socket's agent closed it (or sent bytes nobody asked
+/// for: the connection can no longer carry a call either way).
+fn bare_is_closed(stream: &TcpStream) -> bool {
+    let mut probe = [0u8; 1];
+    !matches!(stream.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
 }
 
 /// Why a call on a pooled connection failed.
@@ -71,13 +101,16 @@ pub enum Error {
     ConnectTimeout,
     /// The call failed on a connection; `sent` if it may have been written.
     Call { error: hyper::Error, sent: bool },
+    /// A streaming call failed after its connection was made: it may have
+    /// been delivered.
+    Stream(h1_stream::Error),
 }
 
 impl Error {
     /// Whether the agent may have received the request (then it must not
     /// be sent again).
     pub fn maybe_delivered(&self) -> bool {
-        matches!(self, Error::Call { sent: true, .. })
+        matches!(self, Error::Call { sent: true, .. } | Error::Stream(_))
     }
 }
 
@@ -87,6 +120,7 @@ impl fmt::Display for Error {
             Error::Resolve(e) => write!(f, "dns error: {e}"),
             Error::Connect(e) => write!(f, "tcp connect error: {e}"),
             Error::ConnectTimeout => f.write_str("tcp connect timed out"),
+            Error::Stream(e) => write!(f, "{e}"),
             Error::Call { error, .. } => {
                 write!(f, "{error}")?;
                 let mut source = std::error::Error::source(error);
@@ -139,7 +173,7 @@ impl Pool {
                         pool: Arc::clone(&self.inner),
                     };
                     let lease = Some(Lease::connection(back));
-                    return Ok(response.map(|body| Leased::new(body, lease)));
+                    return Ok(response.map(|body| Leased::new(Answer::from(body), lease)));
                 }
                 Err(mut e) => match e.take_message() {
                     // A pooled connection that was closing gave it back
@@ -156,15 +190,46 @@ impl Pool {
         }
     }
 
+    /// Sends a streaming call (`request`: origin-form URI, `Host` set) on
+    /// a bare socket; its answer's body reads the socket itself.
+    pub async fn send_stream(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<Response<Leased>, Error> {
+        let (head, mut body) = request.into_parts();
+        // `Full` gives its bytes up at once.
+        let body = match http_body_util::BodyExt::frame(&mut body).await {
+            Some(Ok(frame)) => frame.into_data().unwrap_or_default(),
+            Some(Err(never)) => match never {},
+            None => Bytes::new(),
+        };
+        let stream = match self.inner.pop_bare() {
+            Some(stream) => stream,
+            None => self.inner.dial_nodelay().await?,
+        };
+        let home = Home(Arc::clone(&self.inner));
+        match h1_stream::call(stream, &head, &body, home).await {
+            Ok(response) => Ok(response.map(|body| Leased::new(Answer::Stream(body), None))),
+            Err(e) => Err(Error::Stream(e)),
+        }
+    }
+
     /// The warmest idle connection that is still usable, or a new one; and
     /// whether it was reused.
     async fn checkout(&self) -> Result<(Sender, bool), Error> {
-        while let Some(mut idle) = self.inner.pop() {
-            if idle.sender.is_closed() || idle.since.elapsed() >= self.inner.idle_timeout {
+        while let Some(idle) = self.inner.pop() {
+            if idle.since.elapsed() >= self.inner.idle_timeout || idle.conn.is_closed() {
                 continue;
             }
-            if idle.sender.ready().await.is_ok() {
-                return Ok((idle.sender, true));
+            let mut sender = match idle.conn {
+                Kept::Hyper(sender) => sender,
+                Kept::Bare(stream) => match Inner::handshake(stream).await {
+                    Ok(sender) => sender,
+                    Err(_) => continue,
+                },
+            };
+            if sender.ready().await.is_ok() {
+                return Ok((sender, true));
             }
         }
         Ok((self.inner.connect().await?, false))
@@ -183,13 +248,38 @@ impl Inner {
         self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The most recently listed connection of hyper's, or else the most
+    /// recent bare socket: unary calls leave the sockets streams can use
+    /// to streams, so mixed traffic does not dial a socket per stream.
     fn pop(&self) -> Option<Idle> {
-        self.lock().pop()
+        let mut idle = self.lock();
+        match idle.iter().rposition(|i| matches!(i.conn, Kept::Hyper(_))) {
+            Some(at) => Some(idle.remove(at)),
+            None => idle.pop(),
+        }
+    }
+
+    /// The most recently listed bare socket still open (streams take these;
+    /// the hyper connections around it stay listed).
+    fn pop_bare(&self) -> Option<TcpStream> {
+        let mut idle = self.lock();
+        while let Some(at) = idle.iter().rposition(|i| matches!(i.conn, Kept::Bare(_))) {
+            let taken = idle.remove(at);
+            let fresh = taken.since.elapsed() < self.idle_timeout;
+            match taken.conn {
+                Kept::Bare(stream) if fresh && !bare_is_closed(&stream) => return Some(stream),
+                _ => continue,
+            }
+        }
+        None
     }
 
     async fn connect(&self) -> Result<Sender, Error> {
-        let stream = self.dial().await?;
-        stream.set_nodelay(true).map_err(Error::Connect)?;
+        Self::handshake(self.dial_nodelay().await?).await
+    }
+
+    /// hyper's HTTP/1.1 connection on `stream`, driven by a task of its own.
+    async fn handshake(stream: TcpStream) -> Result<Sender, Error> {
         let (sender, connection) = http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|error| Error::Call { error, sent: false })?;
@@ -199,6 +289,12 @@ impl Inner {
             }
         });
         Ok(sender)
+    }
+
+    async fn dial_nodelay(&self) -> Result<TcpStream, Error> {
+        let stream = self.dial().await?;
+        stream.set_nodelay(true).map_err(Error::Connect)?;
+        Ok(stream)
     }
 
     /// A TCP connection to the first of the host's addresses that answers.
@@ -228,20 +324,20 @@ impl Inner {
     }
 
     /// Lists a connection whose answer is done with, if there is room.
-    fn put(self: &Arc<Self>, sender: Sender) {
-        if sender.is_closed() {
+    fn put(self: &Arc<Self>, conn: Kept) {
+        if conn.is_closed() {
             return;
         }
         let mut idle = self.lock();
         if idle.len() >= self.max_idle {
             // Room taken by connections that closed since is room still.
-            idle.retain(|i| !i.sender.is_closed());
+            idle.retain(|i| !i.conn.is_closed());
             if idle.len() >= self.max_idle {
                 return;
             }
         }
         idle.push(Idle {
-            sender,
+            conn,
             since: Instant::now(),
         });
         drop(idle);
@@ -261,9 +357,9 @@ impl Inner {
     /// Takes out the connections idle too long or closed.
     fn expired(&self, now: Instant) -> Vec<Idle> {
         let mut idle = self.lock();
-        let (gone, kept) = idle.drain(..).partition(|i| {
-            i.sender.is_closed() || now.duration_since(i.since) >= self.idle_timeout
-        });
+        let (gone, kept) = idle
+            .drain(..)
+            .partition(|i| i.conn.is_closed() || now.duration_since(i.since) >= self.idle_timeout);
         *idle = kept;
         gone
     }
@@ -294,8 +390,17 @@ pub(super) struct Returning {
 impl Drop for Returning {
     fn drop(&mut self) {
         if let Some(sender) = self.sender.take() {
-            self.pool.put(sender);
+            self.pool.put(Kept::Hyper(sender));
         }
+    }
+}
+
+/// Where a stream's bare socket goes when its answer has ended cleanly.
+pub(super) struct Home(Arc<Inner>);
+
+impl Home {
+    pub(super) fn put(self, stream: TcpStream) {
+        self.0.put(Kept::Bare(stream));
     }
 }
 
@@ -380,6 +485,51 @@ mod tests {
         read(held).await;
         read(other).await;
         assert_eq!(pool.idle(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_streams_socket_comes_back_for_streams_and_calls_alike() {
+        let (url, counts) = agent().await;
+        let pool = pool(&url, 4, Duration::from_secs(60));
+        let answer = pool.send_stream(request()).await.unwrap();
+        // Not back while its answer is being read.
+        assert_eq!(pool.idle(), 0);
+        assert_eq!(read(answer).await, "ok");
+        assert_eq!(pool.idle(), 1);
+        let answer = pool.send_stream(request()).await.unwrap();
+        assert_eq!(read(answer).await, "ok");
+        // A unary call takes the bare socket into a connection of hyper's.
+        let answer = pool.send(request()).await.unwrap();
+        assert_eq!(read(answer).await, "ok");
+        assert_eq!(
+            counts[0].load(Ordering::SeqCst),
+            1,
+            "one connection for all three"
+        );
+        // A stream finds no bare socket under hyper's and dials.
+        let answer = pool.send_stream(request()).await.unwrap();
+        assert_eq!(read(answer).await, "ok");
+        assert_eq!(counts[0].load(Ordering::SeqCst), 2);
+        assert_eq!(pool.idle(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_stream_dropped_before_its_end_closes_its_socket() {
+        let (url, counts) = agent().await;
+        let pool = pool(&url, 4, Duration::from_secs(60));
+        drop(pool.send_stream(request()).await.unwrap());
+        assert_eq!(pool.idle(), 0);
+        for _ in 0..100 {
+            if counts[1].load(Ordering::SeqCst) == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            counts[1].load(Ordering::SeqCst),
+            1,
+            "the agent saw it close"
+        );
     }
 
     #[tokio::test]
