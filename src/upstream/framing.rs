@@ -177,7 +177,10 @@ impl Decoder {
                     let Some(data) = self.take(left) else {
                         return Ok(None);
                     };
-                    self.framing = Framing::Length(left - data.len() as u64);
+                    self.framing = match left - data.len() as u64 {
+                        0 => Framing::Done,
+                        left => Framing::Length(left),
+                    };
                     return Ok(Some(data));
                 }
                 Framing::ToClose => return Ok(self.take(u64::MAX)),

@@ -252,7 +252,14 @@ impl Body for StreamBody {
         let this = self.get_mut();
         loop {
             match this.decoder.next_data() {
-                Ok(Some(data)) => return Poll::Ready(Some(Ok(Frame::data(data)))),
+                Ok(Some(data)) => {
+                    // A consumer may stop polling once `is_end_stream` says
+                    // so: the connection goes home with the last bytes.
+                    if this.decoder.framing() == Framing::Done {
+                        this.finish();
+                    }
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
                 Ok(None) if this.decoder.framing() == Framing::Done => {
                     this.finish();
                     return Poll::Ready(None);

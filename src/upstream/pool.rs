@@ -514,6 +514,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_stream_answer_read_to_its_length_gives_its_socket_back_at_once() {
+        use http_body::Body as _;
+        use http_body_util::BodyExt;
+        let (url, _) = agent().await;
+        let pool = pool(&url, 4, Duration::from_secs(60));
+        let mut body = pool.send_stream(request()).await.unwrap().into_body();
+        let frame = body.frame().await.unwrap().unwrap();
+        assert_eq!(frame.into_data().unwrap(), "ok");
+        // hyper's server stops polling a body whose length has been written.
+        assert!(body.is_end_stream());
+        assert_eq!(pool.idle(), 1, "back before its end was polled for");
+    }
+
+    #[tokio::test]
     async fn a_stream_dropped_before_its_end_closes_its_socket() {
         let (url, counts) = agent().await;
         let pool = pool(&url, 4, Duration::from_secs(60));
