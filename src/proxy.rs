@@ -558,9 +558,8 @@ fn relay(
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
             learner.observe_answer(&learn::from_response(bytes), &owner, seen.skill.as_deref());
         });
-        Guarded::new(observed, permits)
-            .map_err(Into::into)
-            .boxed_unsync()
+        // The answer's errors are boxed already (`upstream::Answer`).
+        Guarded::new(observed, permits).boxed_unsync()
     };
     Response::from_parts(parts, body)
 }

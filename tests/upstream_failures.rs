@@ -35,6 +35,12 @@ fn send(raw_id: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"method":"message/send","params":{params}}}"#)
 }
 
+/// The same call as [`send`], streamed: with HTTP/1.1 to an `http://`
+/// agent it goes on a socket the gateway reads itself, not hyper's.
+fn stream(raw_id: &str) -> String {
+    send(raw_id).replace("message/send", "message/stream")
+}
+
 /// Runs `fut`, failing the test if it takes longer than [`PROMPT`].
 async fn promptly<T>(what: &str, fut: impl Future<Output = T>) -> (T, Duration) {
     let started = Instant::now();
@@ -196,6 +202,29 @@ async fn connection_closed_without_answer_is_502_unavailable_then_recovers() {
 
     mock.set_mode(Mode::Normal);
     assert_served(&gw, r#""back""#).await;
+}
+
+/// A streaming call fails as a unary one does, before any event: garbage is
+/// 502 -32052, a closed connection 502 -32050, no head in time 504 -32051.
+#[tokio::test]
+async fn streaming_calls_fail_the_same_ways() {
+    let cases = [
+        (Mode::Garbage, 502, -32052),
+        (Mode::CloseImmediately, 502, -32050),
+        (Mode::Hang, 504, -32051),
+    ];
+    for (mode, status, code) in cases {
+        let mock = MockAgent::start(Mode::Normal).await;
+        let keys = "response_header_timeout = \"300ms\"";
+        let gw = gateway("streamer", &mock.url(), keys).await;
+        mock.set_mode(mode);
+        let url = gw.url();
+        let call = client::post_json(&url, stream(r#""s-1""#), &[]);
+        let (reply, _) = promptly("stream", call).await;
+        assert_upstream_error(&reply, status, code, "streamer", r#""s-1""#);
+        mock.set_mode(Mode::Normal);
+        assert_served(&gw, r#""after""#).await;
+    }
 }
 
 /// An upstream that stops after the gateway pooled a connection to it: the

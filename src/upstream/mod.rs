@@ -68,7 +68,9 @@ mod pool;
 mod replicas;
 
 use std::error::Error as StdError;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -428,7 +430,8 @@ impl Upstream {
         let pool = self.pools.get(attempt.index()).and_then(Option::as_ref);
         let sent = async {
             match pool {
-                Some(pool) => self.send_pooled(pool, request, streams, &replica).await,
+                Some(pool) if streams => self.send_pooled_stream(pool, request, &replica).await,
+                Some(pool) => self.send_pooled(pool, request, &replica).await,
                 None => self.send_client(request, &replica).await,
             }
         };
@@ -446,24 +449,40 @@ impl Upstream {
         result
     }
 
-    /// A call on the gateway's own HTTP/1.1 connections to `replica`; a
-    /// streaming one on a bare socket.
+    /// A call on the gateway's own HTTP/1.1 connections to `replica`.
     async fn send_pooled(
         &self,
         pool: &Pool,
         mut request: Request<Full<Bytes>>,
-        streams: bool,
         replica: &Uri,
     ) -> Result<Response<Leased>, Failure> {
         origin_form(request.uri_mut());
-        let sent = match streams {
-            true => pool.send_stream(request).await,
-            false => pool.send(request).await,
-        };
-        sent.map_err(|e| Failure {
-            maybe_delivered: e.maybe_delivered(),
-            error: self.classify_pooled(&e, replica),
+        pool.send(request)
+            .await
+            .map_err(|e| self.pooled_failure(&e, replica))
+    }
+
+    /// A streaming call to `replica` on a bare socket of the pool's. Boxed,
+    /// so that its state does not grow every unary call's future (every
+    /// move of which is a `memcpy`).
+    fn send_pooled_stream<'a>(
+        &'a self,
+        pool: &'a Pool,
+        mut request: Request<Full<Bytes>>,
+        replica: &'a Uri,
+    ) -> Pin<Box<dyn Future<Output = Result<Response<Leased>, Failure>> + Send + 'a>> {
+        origin_form(request.uri_mut());
+        Box::pin(async move {
+            let sent = pool.send_stream(request).await;
+            sent.map_err(|e| self.pooled_failure(&e, replica))
         })
+    }
+
+    fn pooled_failure(&self, e: &pool::Error, replica: &Uri) -> Failure {
+        Failure {
+            maybe_delivered: e.maybe_delivered(),
+            error: self.classify_pooled(e, replica),
+        }
     }
 
     /// A call through hyper-util's client: TLS replicas, and HTTP/2 on lanes.

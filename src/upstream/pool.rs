@@ -209,7 +209,9 @@ impl Pool {
         };
         let home = Home(Arc::clone(&self.inner));
         match h1_stream::call(stream, &head, &body, home).await {
-            Ok(response) => Ok(response.map(|body| Leased::new(Answer::Stream(body), None))),
+            Ok(response) => {
+                Ok(response.map(|body| Leased::new(Answer::Stream(Box::new(body)), None)))
+            }
             Err(e) => Err(Error::Stream(e)),
         }
     }
