@@ -7,8 +7,10 @@
 //! **Replicas and balancing.** `urls` lists interchangeable replicas.
 //! JSON-RPC calls to an `http://` replica over HTTP/1.1 go on the gateway's
 //! own connections to it ([`pool`]: cheaper per call than hyper-util's
-//! pool); TLS replicas, HTTP/2 and everything else (cards, probes of other
-//! hosts) go through one hyper-util client, which pools per authority.
+//! pool), streaming calls on sockets read without hyper ([`h1_stream`]: an
+//! idle stream holds no buffer); TLS replicas, HTTP/2 and everything else
+//! (cards, probes of other hosts) go through one hyper-util client, which
+//! pools per authority.
 //! A call is built once, without a replica in mind; [`Upstream::call`] (or
 //! [`Upstream::send`], for cards) addresses it to the replica it picks: the
 //! one with the fewest calls awaiting response headers (`least_outstanding`,
