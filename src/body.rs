@@ -19,6 +19,15 @@ pub fn empty() -> Body {
     Empty::new().map_err(|never| match never {}).boxed_unsync()
 }
 
+/// The bytes a `Full` body holds: it gives them up at once, whole.
+pub async fn full_bytes(mut body: Full<Bytes>) -> Bytes {
+    match body.frame().await {
+        Some(Ok(frame)) => frame.into_data().unwrap_or_default(),
+        Some(Err(never)) => match never {},
+        None => Bytes::new(),
+    }
+}
+
 /// Why [`read_to_limit`] stopped.
 #[derive(Debug)]
 pub enum ReadError<E> {

@@ -362,14 +362,9 @@ impl Upstream {
         if !self.is_ours(request.uri()) {
             return self.send_direct(request, deadline).await;
         }
-        let (head, mut body) = request.into_parts();
-        // `Full` holds the bytes and gives them up at once; every attempt
-        // gets its own handle on them.
-        let body = match body.frame().await {
-            Some(Ok(frame)) => frame.into_data().unwrap_or_default(),
-            Some(Err(never)) => match never {},
-            None => Bytes::new(),
-        };
+        let (head, body) = request.into_parts();
+        // Every attempt gets its own handle on the bytes.
+        let body = crate::body::full_bytes(body).await;
         self.send_balanced(head, body, &Addressing::Origin, false, deadline)
             .await
     }

@@ -196,13 +196,8 @@ impl Pool {
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<Response<Leased>, Error> {
-        let (head, mut body) = request.into_parts();
-        // `Full` gives its bytes up at once.
-        let body = match http_body_util::BodyExt::frame(&mut body).await {
-            Some(Ok(frame)) => frame.into_data().unwrap_or_default(),
-            Some(Err(never)) => match never {},
-            None => Bytes::new(),
-        };
+        let (head, body) = request.into_parts();
+        let body = crate::body::full_bytes(body).await;
         let stream = match self.inner.pop_bare() {
             Some(stream) => stream,
             None => self.inner.dial_nodelay().await?,
