@@ -10,8 +10,12 @@ use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, StatusCode, Version};
 
-/// Longest chunk-size line (with extensions) or trailer field accepted.
+/// Longest chunk-size line (with extensions) or trailer field accepted,
+/// its CRLF included.
 const MAX_LINE: usize = 8 * 1024;
+
+const SIZE_LINE_TOO_LONG: &str = "chunk size line too long";
+const TRAILER_TOO_LONG: &str = "trailer field too long";
 
 /// How the body ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,6 +213,9 @@ impl Decoder {
     fn step_chunked(&mut self, chunk: Chunk) -> Result<bool, Malformed> {
         let next = match chunk {
             Chunk::Size => match httparse::parse_chunk_size(&self.buf) {
+                Ok(httparse::Status::Complete((used, _))) if used > MAX_LINE => {
+                    return Err(Malformed(SIZE_LINE_TOO_LONG))
+                }
                 Ok(httparse::Status::Complete((used, size))) => {
                     self.buf.advance(used);
                     match size {
@@ -216,19 +223,17 @@ impl Decoder {
                         n => Chunk::Data(n),
                     }
                 }
-                Ok(httparse::Status::Partial) => return self.short_line(),
+                Ok(httparse::Status::Partial) => return self.short_line(SIZE_LINE_TOO_LONG),
                 Err(_) => return Err(Malformed("invalid chunk size line")),
             },
-            Chunk::DataEnd => {
-                if self.buf.len() < 2 {
-                    return self.need_more(self.buf.first().is_none_or(|&b| b == b'\r'));
+            Chunk::DataEnd => match self.buf.get(..2) {
+                Some([b'\r', b'\n']) => {
+                    self.buf.advance(2);
+                    Chunk::Size
                 }
-                if &self.buf[..2] != b"\r\n" {
-                    return Err(Malformed("no CRLF after a chunk's data"));
-                }
-                self.buf.advance(2);
-                Chunk::Size
-            }
+                None if self.buf.first().is_none_or(|&b| b == b'\r') => return Ok(false),
+                _ => return Err(Malformed("no CRLF after a chunk's data")),
+            },
             Chunk::Trailers => match self.buf.windows(2).position(|w| w == b"\r\n") {
                 // The empty line: the body's end.
                 Some(0) => {
@@ -237,12 +242,13 @@ impl Decoder {
                     self.release_if_empty();
                     return Ok(true);
                 }
+                Some(at) if at + 2 > MAX_LINE => return Err(Malformed(TRAILER_TOO_LONG)),
                 // A trailer field: dropped, as hyper's client does by default.
                 Some(at) => {
                     self.buf.advance(at + 2);
                     Chunk::Trailers
                 }
-                None => return self.short_line(),
+                None => return self.short_line(TRAILER_TOO_LONG),
             },
             // At a chunk's data already: `next_data` takes it.
             Chunk::Data(_) => return Ok(true),
@@ -253,15 +259,12 @@ impl Decoder {
     }
 
     /// A framing line not complete yet: read more, unless it is too long
-    /// to be one.
-    fn short_line(&mut self) -> Result<bool, Malformed> {
-        self.need_more(self.buf.len() <= MAX_LINE)
-    }
-
-    fn need_more(&mut self, plausible: bool) -> Result<bool, Malformed> {
-        match plausible {
+    /// to be one. The limit is on the line (its CRLF included), complete or
+    /// not, so how the bytes were split never changes the outcome.
+    fn short_line(&self, too_long: &'static str) -> Result<bool, Malformed> {
+        match self.buf.len() < MAX_LINE {
             true => Ok(false),
-            false => Err(Malformed("invalid chunked framing")),
+            false => Err(Malformed(too_long)),
         }
     }
 
@@ -425,6 +428,38 @@ mod tests {
         }
         let endless = vec![b'1'; MAX_LINE + 10];
         assert!(decode(Framing::Chunked(Chunk::Size), &endless, 512).is_err());
+    }
+
+    /// A framing line's limit holds whether the line arrives in one read or
+    /// in many (the fuzzer's split invariant, `fuzz/fuzz_targets/agent_answer.rs`).
+    #[test]
+    fn a_line_over_the_limit_is_refused_however_it_arrives() {
+        let line = |len: usize| {
+            let mut line = b"5;x=".to_vec();
+            line.resize(len - 2, b'y');
+            line.extend_from_slice(b"\r\nhello\r\n0\r\n\r\n");
+            line
+        };
+        let trailer = |len: usize| {
+            let mut body = b"0\r\nx-t: ".to_vec();
+            body.resize(3 + len - 2, b'z');
+            body.extend_from_slice(b"\r\n\r\n");
+            body
+        };
+        for step in [7, 100, MAX_LINE - 1, MAX_LINE, MAX_LINE + 1, 1 << 20] {
+            let chunked = Framing::Chunked(Chunk::Size);
+            let (data, decoder) = decode(chunked, &line(MAX_LINE), step).unwrap();
+            assert_eq!(
+                (&data[..], decoder.framing()),
+                (&b"hello"[..], Framing::Done)
+            );
+            let e = decode(chunked, &line(MAX_LINE + 1), step).unwrap_err();
+            assert_eq!(e, Malformed(SIZE_LINE_TOO_LONG), "step {step}");
+            let (_, decoder) = decode(chunked, &trailer(MAX_LINE), step).unwrap();
+            assert_eq!(decoder.framing(), Framing::Done, "step {step}");
+            let e = decode(chunked, &trailer(MAX_LINE + 1), step).unwrap_err();
+            assert_eq!(e, Malformed(TRAILER_TOO_LONG), "step {step}");
+        }
     }
 
     #[test]

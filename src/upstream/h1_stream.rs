@@ -129,26 +129,8 @@ fn request_bytes(head: &Parts, body: &Bytes) -> Vec<u8> {
 async fn read_head(io: &mut TcpStream) -> Result<(Response<()>, BytesMut), Error> {
     let mut buf = BytesMut::with_capacity(READ_SIZE);
     loop {
-        while !buf.is_empty() {
-            match parse_head(&buf)? {
-                None => break,
-                Some((used, response)) => {
-                    buf.advance(used);
-                    // 100 Continue, 103 Early Hints: the answer is still to come.
-                    if response.status().is_informational()
-                        && response.status() != StatusCode::SWITCHING_PROTOCOLS
-                    {
-                        continue;
-                    }
-                    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
-                        return Err(Malformed("unexpected 101 Switching Protocols").into());
-                    }
-                    return Ok((response, buf));
-                }
-            }
-        }
-        if buf.len() >= MAX_HEAD {
-            return Err(Error::HeadTooLarge);
+        if let Some(response) = take_head(&mut buf)? {
+            return Ok((response, buf));
         }
         if buf.capacity() - buf.len() < 1024 {
             buf.reserve(READ_SIZE);
@@ -157,6 +139,36 @@ async fn read_head(io: &mut TcpStream) -> Result<(Response<()>, BytesMut), Error
             return Err(Error::Closed);
         }
     }
+}
+
+/// Takes the final (non-1xx) answer head from the start of `buf`, skipping
+/// interim heads; `None` when more must be read. Pure, so the fuzzer drives
+/// it (`fuzz/fuzz_targets/agent_answer.rs`). Every limit is on a head's own
+/// length, never on how much happened to be read at once, so the outcome
+/// does not depend on how the bytes were split.
+pub fn take_head(buf: &mut BytesMut) -> Result<Option<Response<()>>, Error> {
+    while !buf.is_empty() {
+        let Some((used, response)) = parse_head(buf)? else {
+            // Not complete within MAX_HEAD bytes: longer than that.
+            return match buf.len() >= MAX_HEAD {
+                true => Err(Error::HeadTooLarge),
+                false => Ok(None),
+            };
+        };
+        if used > MAX_HEAD {
+            return Err(Error::HeadTooLarge);
+        }
+        buf.advance(used);
+        match response.status() {
+            StatusCode::SWITCHING_PROTOCOLS => {
+                return Err(Malformed("unexpected 101 Switching Protocols").into())
+            }
+            // 100 Continue, 103 Early Hints: the answer is still to come.
+            status if status.is_informational() => continue,
+            _ => return Ok(Some(response)),
+        }
+    }
+    Ok(None)
 }
 
 /// A whole head at the start of `buf` (its length and the head), or `None`
@@ -460,6 +472,33 @@ mod tests {
         });
         let e = failure(ENDLESS.as_slice()).await;
         assert!(matches!(e, pool::Error::Stream(Error::HeadTooLarge)), "{e}");
+    }
+
+    /// A head's limit holds whether it arrives in one read or in many.
+    #[test]
+    fn a_head_over_the_limit_is_refused_however_it_arrives() {
+        let head = |len: usize| {
+            let mut head = b"HTTP/1.1 200 OK\r\nx-long: ".to_vec();
+            head.resize(len - 4, b'a');
+            head.extend_from_slice(b"\r\n\r\nbody");
+            head
+        };
+        for step in [1000, 4096, MAX_HEAD - 1, MAX_HEAD, MAX_HEAD + 1, 1 << 20] {
+            let feed = |bytes: &[u8]| {
+                let (mut buf, mut status) = (BytesMut::new(), None);
+                for piece in bytes.chunks(step) {
+                    buf.extend_from_slice(piece);
+                    if status.is_none() {
+                        status = take_head(&mut buf)?.map(|r| r.status());
+                    }
+                }
+                Ok::<_, Error>(status.map(|s| (s, buf)))
+            };
+            let (status, rest) = feed(&head(MAX_HEAD)).unwrap().unwrap();
+            assert_eq!((status, &rest[..]), (StatusCode::OK, &b"body"[..]));
+            let e = feed(&head(MAX_HEAD + 1)).unwrap_err();
+            assert!(matches!(e, Error::HeadTooLarge), "step {step}: {e}");
+        }
     }
 
     #[tokio::test]
