@@ -230,6 +230,49 @@ for name, (control, text) in sse.items():
     lengths = bytes([7, 1, 60, 0, 13, 2, 255, 5, 9, 1, 1, 30, 4, 8, 3][:splits])
     write("sse_scanning", name + ".bin", bytes([control]) + lengths + text.encode())
 
+# ------------------------------------------------------ agents' answers
+
+def chunked(text, sizes):
+    """`text` as a chunked body in pieces of the given sizes (the rest last)."""
+    out, at = "", 0
+    for size in sizes + [len(text)]:
+        piece = text[at:at + size]
+        if piece:
+            out += "%x\r\n%s\r\n" % (len(piece.encode()), piece)
+        at += size
+    return out + "0\r\n\r\n"
+
+
+SSE_HEAD = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+stream03 = sse_stream(v03)
+answers = {
+    # what agents send for message/stream: chunked SSE, one event per chunk
+    "sse_chunked": (0x04, SSE_HEAD + "transfer-encoding: chunked\r\n\r\n" + chunked(stream03, [40, 90])),
+    "sse_chunked_ext_trailers": (0x03, SSE_HEAD + "transfer-encoding: gzip, chunked\r\n\r\n"
+                                 + chunked(stream03, [10]).replace("\r\n", ";ext=1\r\n", 1)[:-2]
+                                 + "x-trailer: 1\r\n\r\n"),
+    "sse_length": (0x02, SSE_HEAD + "content-length: %d\r\n\r\n" % len(stream03.encode()) + stream03),
+    "sse_to_close_http10": (0x01, SSE_HEAD.replace("1.1", "1.0") + "\r\n" + stream03),
+    "interim_heads": (0x05, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n"
+                      + SSE_HEAD + "content-length: 5\r\nconnection: keep-alive\r\n\r\nhello"),
+    "length_then_more": (0x00, "HTTP/1.1 200 OK\r\ncontent-length: 2, 2\r\n\r\nokHTTP/1.1 200 OK\r\n"),
+    "no_content": (0x01, "HTTP/1.1 204 No Content\r\ncontent-length: 9\r\n\r\n"),
+    "error_json": (0x02, "HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                   "content-length: 55\r\n\r\n" + '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"m":"x"}}'),
+    "cut_short": (0x02, SSE_HEAD + "transfer-encoding: chunked\r\n\r\nff\r\ndata: {}"),
+    "bad_conflicting_length": (0x00, "HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 4\r\n\r\nabcd"),
+    "bad_switching": (0x00, "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n\r\n"),
+    "bad_not_http": (0x01, "SSH-2.0-OpenSSH_9.2\r\n\r\n"),
+    # a chunk-size line of exactly the 8 KiB limit (src/upstream/framing.rs),
+    # so inputs reach the limit and its split invariance is fuzzed
+    "long_chunk_extension": (0x03, SSE_HEAD + "transfer-encoding: chunked\r\n\r\n"
+                             + "5;x=" + "y" * (8192 - 6) + "\r\nhello\r\n0\r\n\r\n"),
+}
+for name, (control, text) in answers.items():
+    splits = control & 0x0F
+    lengths = bytes([17, 1, 60, 0, 13, 2, 255, 5, 9, 1, 1, 30, 4, 8, 3][:splits])
+    write("agent_answer", name + ".bin", bytes([control]) + lengths + text.encode())
+
 # ------------------------------------------------------------------- config
 
 for path in [ROOT / "config/gateway.toml", *sorted((ROOT / "deploy").rglob("gateway.toml"))]:

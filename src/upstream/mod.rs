@@ -61,7 +61,7 @@
 
 mod address;
 pub mod breaker;
-mod framing;
+pub mod framing;
 mod h1_stream;
 pub mod headers;
 mod lanes;
@@ -90,6 +90,8 @@ use crate::config;
 use crate::error::GatewayError;
 pub use address::RpcCall;
 use address::{origin_form, origin_target, readdress, Addressing, Host};
+/// What reads an agent's HTTP/1.1 answer head, public for the fuzzer.
+pub use h1_stream::{take_head, Error as AnswerError};
 use replicas::{Attempt, Replicas};
 
 pub use breaker::State as BreakerState;
