@@ -18,6 +18,9 @@ use bytes::BytesMut;
 use http::StatusCode;
 use libfuzzer_sys::fuzz_target;
 
+#[path = "split.rs"]
+mod split;
+
 fuzz_target!(|data: &[u8]| answer(data));
 
 fn answer(data: &[u8]) {
@@ -27,26 +30,13 @@ fn answer(data: &[u8]) {
     let splits = usize::from(control & 0x0F).min(rest.len());
     let (lengths, bytes) = rest.split_at(splits);
     let (whole, frames) = read(&[bytes]);
-    let pieces = pieces(bytes, lengths);
+    let pieces = split::cut(bytes, lengths);
     let (split, _) = read(&pieces);
     assert_eq!(
         whole, split,
         "the outcome depends on how the answer was split"
     );
     check(bytes, &whole, &frames);
-}
-
-/// The answer cut into the given lengths, then the remainder.
-fn pieces<'a>(bytes: &'a [u8], lengths: &[u8]) -> Vec<&'a [u8]> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    for &len in lengths {
-        let end = (at + usize::from(len)).min(bytes.len());
-        out.push(&bytes[at..end]);
-        at = end;
-    }
-    out.push(&bytes[at..]);
-    out
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -21,6 +21,9 @@ use http_body_util::{BodyExt, StreamBody};
 use libfuzzer_sys::fuzz_target;
 use serde_json::value::RawValue;
 
+#[path = "split.rs"]
+mod split;
+
 const REQUEST_ID: &str = "\"fz-1\"";
 
 fuzz_target!(|data: &[u8]| sse(data));
@@ -31,7 +34,7 @@ fn sse(data: &[u8]) {
     };
     let splits = usize::from(control & 0x0F).min(rest.len());
     let (lengths, stream) = rest.split_at(splits);
-    let chunks = chunks(stream, lengths);
+    let chunks = split::cut(stream, lengths);
     let ends = event_ends(stream);
     scanner(stream, &chunks, &ends);
     let limit = if control & 0x10 != 0 {
@@ -40,19 +43,6 @@ fn sse(data: &[u8]) {
         stream.len() + 1
     };
     relay(stream, &chunks, &ends, limit);
-}
-
-/// The stream cut into the given chunk lengths, then the remainder.
-fn chunks<'a>(stream: &'a [u8], lengths: &[u8]) -> Vec<&'a [u8]> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    for &len in lengths {
-        let end = (at + usize::from(len)).min(stream.len());
-        out.push(&stream[at..end]);
-        at = end;
-    }
-    out.push(&stream[at..]);
-    out
 }
 
 /// Where events end, by a plain reading of the WHATWG rules: lines end in
