@@ -118,7 +118,7 @@ fn request_bytes(head: &Parts, body: &Bytes) -> Vec<u8> {
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"content-length: ");
-    out.extend_from_slice(body.len().to_string().as_bytes());
+    out.extend_from_slice(itoa::Buffer::new().format(body.len()).as_bytes());
     out.extend_from_slice(b"\r\n\r\n");
     out.extend_from_slice(body);
     out
