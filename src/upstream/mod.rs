@@ -61,6 +61,9 @@
 
 mod address;
 pub mod breaker;
+mod exchange;
+mod failure;
+mod forwarded;
 pub mod framing;
 mod h1_stream;
 pub mod headers;
@@ -69,7 +72,6 @@ mod lease;
 mod pool;
 mod replicas;
 
-use std::error::Error as StdError;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -78,8 +80,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
 use http::request::Parts;
-use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
-use http_body_util::{BodyExt, Full, Limited};
+use http::{Request, Response, Uri, Version};
+use http_body_util::Full;
 use hyper_rustls::{FixedServerNameResolver, HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -90,6 +92,8 @@ use crate::config;
 use crate::error::GatewayError;
 pub use address::RpcCall;
 use address::{origin_form, origin_target, readdress, Addressing, Host};
+pub use exchange::Exchanged;
+use failure::{is_failure_status, Failure};
 /// What reads an agent's HTTP/1.1 answer head, public for the fuzzer.
 pub use h1_stream::{take_head, Error as AnswerError};
 use replicas::{Attempt, Replicas};
@@ -100,20 +104,6 @@ use lease::Lease;
 pub use lease::Leased;
 use pool::Pool;
 pub use replicas::ReplicaHealth;
-
-/// Headers the gateway may add to a forwarded call: `X-Forwarded-For`,
-/// `-Proto` and `-Host`, `Host`, and the verified identity.
-const FORWARDING_HEADERS: usize = 5;
-/// Client headers a forwarded call does not keep. The gateway already read
-/// the body, so the upstream must not wait for a 100-continue that nobody
-/// will act on; `Host` is set for the replica the call goes to.
-/// `Content-Length` is hyper's to write (but see
-/// [`headers::keep_content_length`]).
-const REPLACED: [HeaderName; 3] = [header::HOST, header::CONTENT_LENGTH, header::EXPECT];
-
-fn is_replaced(name: &HeaderName) -> bool {
-    REPLACED.contains(name)
-}
 
 /// How long an idle pooled connection is kept; under typical upstream
 /// keep-alive timeouts so the gateway closes first.
@@ -139,13 +129,6 @@ pub struct Origin {
     pub host: Option<HeaderValue>,
     /// The peer is a trusted proxy: its `X-Forwarded-Proto/Host` stand.
     pub trusted_peer: bool,
-}
-
-/// A failed call, and whether it may have reached the agent (then it must
-/// not be sent again).
-struct Failure {
-    error: GatewayError,
-    maybe_delivered: bool,
 }
 
 pub struct Upstream {
@@ -174,9 +157,6 @@ pub struct Upstream {
 }
 
 type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
-
-/// An answer read whole: its status, headers and (bounded) body.
-pub type Exchanged = (StatusCode, HeaderMap, Bytes);
 
 impl Upstream {
     pub fn new(cfg: &config::Upstream) -> Self {
@@ -223,91 +203,6 @@ impl Upstream {
         }
     }
 
-    /// The call as the upstream will see it: the client's body byte for
-    /// byte, its end-to-end headers less the credentials the gateway
-    /// consumed (unless this upstream is to receive them), the gateway's
-    /// forwarding headers, and the verified identity where configured.
-    /// The client's head is copied: for probes and the extended card, which
-    /// may call several upstreams or still answer from it.
-    pub fn rpc_call_as(
-        &self,
-        client: &Parts,
-        body: Bytes,
-        origin: Origin,
-        caller: &Caller<'_>,
-    ) -> RpcCall {
-        // Copied into a map with room for the headers the gateway adds: a
-        // clone is sized to the client's headers, and grew (a reallocation
-        // and a rehash) at the first forwarding header of every call.
-        let room = client.headers.len() + FORWARDING_HEADERS + self.extra_headers.len();
-        let mut headers = HeaderMap::with_capacity(room);
-        for (name, value) in &client.headers {
-            if !is_replaced(name) {
-                headers.append(name.clone(), value.clone());
-            }
-        }
-        let query = client.uri.query().map(str::to_owned);
-        self.finish_call(headers, query, body, origin, caller)
-    }
-
-    /// As [`Upstream::rpc_call_as`], taking the client's head: its headers
-    /// are edited in place rather than copied into a new map.
-    pub fn rpc_call_from(
-        &self,
-        mut client: Parts,
-        body: Bytes,
-        origin: Origin,
-        caller: &Caller<'_>,
-    ) -> RpcCall {
-        let mut headers = std::mem::take(&mut client.headers);
-        // The client's `Host` stays until `readdress` overwrites it (or a
-        // configured one does, in `finish_call`).
-        headers.remove(header::EXPECT);
-        headers::keep_content_length(&mut headers, body.len());
-        headers.reserve(FORWARDING_HEADERS + self.extra_headers.len());
-        let query = client.uri.query().map(str::to_owned);
-        self.finish_call(headers, query, body, origin, caller)
-    }
-
-    /// The rest of a call, once the client's headers are in `headers` less
-    /// the [`REPLACED`] ones.
-    fn finish_call(
-        &self,
-        mut headers: HeaderMap,
-        mut query: Option<String>,
-        body: Bytes,
-        origin: Origin,
-        caller: &Caller<'_>,
-    ) -> RpcCall {
-        headers::strip_hop_by_hop(&mut headers);
-        if let (Some(consumed), false) = (caller.consumed, self.forward_credentials) {
-            consumed.strip_headers(&mut headers);
-            query = consumed.strip_query(query.as_deref());
-        }
-        if let Some(name) = &self.identity_header {
-            // Never trust a client's own claim to be someone.
-            headers.remove(name);
-            if let Some(v) = caller.subject.and_then(|s| HeaderValue::from_str(s).ok()) {
-                headers.insert(name.clone(), v);
-            }
-        }
-        headers::add_forwarded(&mut headers, origin);
-        for (name, value) in &self.extra_headers {
-            headers.insert(name.clone(), value.clone());
-        }
-        // No URI yet: `call` addresses each attempt to its replica.
-        let (mut head, ()) = Request::new(()).into_parts();
-        head.method = Method::POST;
-        head.version = self.version();
-        head.headers = headers;
-        RpcCall {
-            head,
-            body,
-            query,
-            streams: false,
-        }
-    }
-
     /// The absolute URI of a path on the upstream's origin (cards live
     /// there), on the first healthy replica; `send` still balances it.
     pub fn origin_uri(&self, path: &str) -> Uri {
@@ -318,23 +213,6 @@ impl Upstream {
     /// Each replica's breaker state and calls awaiting headers, for `/readyz`.
     pub fn health(&self) -> Vec<ReplicaHealth> {
         self.replicas.health(Instant::now())
-    }
-
-    /// A plain GET with the upstream's configured headers.
-    pub fn get_request(
-        &self,
-        uri: Uri,
-        extra: &[(HeaderName, HeaderValue)],
-    ) -> Request<Full<Bytes>> {
-        let mut request = Request::new(Full::new(Bytes::new()));
-        *request.uri_mut() = uri;
-        *request.version_mut() = self.version();
-        let headers = request.headers_mut();
-        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-        for (name, value) in self.extra_headers.iter().chain(extra) {
-            headers.insert(name.clone(), value.clone());
-        }
-        request
     }
 
     /// Sends a JSON-RPC call to one of the replicas' endpoints and waits for
@@ -477,13 +355,6 @@ impl Upstream {
         })
     }
 
-    fn pooled_failure(&self, e: &pool::Error, replica: &Uri) -> Failure {
-        Failure {
-            maybe_delivered: e.maybe_delivered(),
-            error: self.classify_pooled(e, replica),
-        }
-    }
-
     /// A call through hyper-util's client: TLS replicas, and HTTP/2 on lanes.
     async fn send_client(
         &self,
@@ -534,60 +405,6 @@ impl Upstream {
         }
     }
 
-    /// Sends a request and reads a bounded body (cards), the whole exchange
-    /// bounded by the response-header timeout or `limit`.
-    pub async fn exchange(
-        &self,
-        request: Request<Full<Bytes>>,
-        max_bytes: usize,
-        limit: Duration,
-    ) -> Result<Exchanged, GatewayError> {
-        let what = request.uri().path().to_string();
-        self.bounded(what, self.send(request), max_bytes, limit)
-            .await
-    }
-
-    /// As [`Upstream::exchange`], for a JSON-RPC call (probes, the extended
-    /// card).
-    pub async fn exchange_call(
-        &self,
-        call: RpcCall,
-        max_bytes: usize,
-        limit: Duration,
-    ) -> Result<Exchanged, GatewayError> {
-        let what = self.preferred_url().path().to_string();
-        self.bounded(what, self.call(call), max_bytes, limit).await
-    }
-
-    /// Awaits `sent` and reads at most `max_bytes` of its body, all within
-    /// `limit`; `what` names the target in errors.
-    async fn bounded(
-        &self,
-        what: String,
-        sent: impl std::future::Future<Output = Result<Response<Leased>, GatewayError>>,
-        max_bytes: usize,
-        limit: Duration,
-    ) -> Result<Exchanged, GatewayError> {
-        let run = async {
-            let response = sent.await?;
-            let (parts, body) = response.into_parts();
-            match Limited::new(body, max_bytes).collect().await {
-                Ok(body) => Ok((parts.status, parts.headers, body.to_bytes())),
-                Err(e) => Err(GatewayError::UpstreamBadResponse {
-                    upstream: self.name.clone(),
-                    detail: format!("reading {what}: {e}"),
-                }),
-            }
-        };
-        match tokio::time::timeout(limit, run).await {
-            Ok(result) => result,
-            Err(_) => Err(GatewayError::UpstreamTimeout {
-                upstream: self.name.clone(),
-                detail: format!("{what} took longer than {limit:?}"),
-            }),
-        }
-    }
-
     pub fn card_url(&self) -> Option<&Uri> {
         self.card_url.as_ref()
     }
@@ -611,122 +428,12 @@ impl Upstream {
         }
     }
 
-    /// Every replica's breaker is open: fail fast, saying when to come back.
-    fn ejected(&self) -> GatewayError {
-        let retry_after = self.replicas.wait(Instant::now());
-        GatewayError::UpstreamEjected {
-            upstream: self.name.clone(),
-            detail: format!(
-                "every replica ({}) failed repeatedly and is ejected; the next is tried again in {:.1}s",
-                self.replicas.len(),
-                retry_after.as_secs_f64()
-            ),
-            retry_after,
-        }
-    }
-
-    fn header_timeout(&self, replica: &Uri) -> GatewayError {
-        GatewayError::UpstreamTimeout {
-            upstream: self.name.clone(),
-            detail: self.at(
-                replica,
-                format!(
-                    "no response headers within {:?}",
-                    self.response_header_timeout
-                ),
-            ),
-        }
-    }
-
-    /// With several replicas, says which one failed.
-    fn at(&self, replica: &Uri, detail: String) -> String {
-        match (self.replicas.len(), replica.authority()) {
-            (2.., Some(authority)) => format!("replica {authority}: {detail}"),
-            _ => detail,
-        }
-    }
-
-    fn log_transition(&self, replica: &Uri, state: BreakerState) {
-        match state {
-            BreakerState::Open => {
-                tracing::warn!(upstream = %self.name, %replica, "circuit breaker open: replica ejected")
-            }
-            BreakerState::Closed => {
-                tracing::info!(upstream = %self.name, %replica, "circuit breaker closed: replica back")
-            }
-            BreakerState::HalfOpen => {}
-        }
-    }
-
     fn version(&self) -> Version {
         if self.http2 {
             Version::HTTP_2
         } else {
             Version::HTTP_11
         }
-    }
-
-    /// Maps a client failure to the party at fault: the request never got an
-    /// answer from the upstream, so it is 502/504, never a client error.
-    fn classify(&self, e: &hyper_util::client::legacy::Error, replica: &Uri) -> GatewayError {
-        let upstream = self.name.clone();
-        let detail = self.at(replica, chain(e));
-        if e.is_connect() {
-            if has_io_kind(e, std::io::ErrorKind::TimedOut) {
-                return self.connect_timed_out(replica);
-            }
-            return GatewayError::UpstreamUnavailable { upstream, detail };
-        }
-        from_hyper(find_hyper_error(e), upstream, detail)
-    }
-
-    /// As [`Upstream::classify`], for a failure on the gateway's own pool.
-    fn classify_pooled(&self, e: &pool::Error, replica: &Uri) -> GatewayError {
-        let upstream = self.name.clone();
-        match e {
-            pool::Error::ConnectTimeout => self.connect_timed_out(replica),
-            pool::Error::Resolve(_) | pool::Error::Connect(_) => {
-                GatewayError::UpstreamUnavailable {
-                    upstream,
-                    detail: self.at(replica, e.to_string()),
-                }
-            }
-            pool::Error::Call { error, .. } => {
-                from_hyper(Some(error), upstream, self.at(replica, e.to_string()))
-            }
-            pool::Error::Stream(stream) => {
-                let detail = self.at(replica, e.to_string());
-                match stream {
-                    h1_stream::Error::Malformed(_) | h1_stream::Error::HeadTooLarge => {
-                        GatewayError::UpstreamBadResponse { upstream, detail }
-                    }
-                    h1_stream::Error::Io(_) | h1_stream::Error::Closed => {
-                        GatewayError::UpstreamUnavailable { upstream, detail }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The same answer from either client when a connect outlasts its limit.
-    fn connect_timed_out(&self, replica: &Uri) -> GatewayError {
-        let why = format!("connect timed out after {:?}", self.connect_timeout);
-        GatewayError::UpstreamTimeout {
-            upstream: self.name.clone(),
-            detail: self.at(replica, why),
-        }
-    }
-}
-
-/// An answer that was garbage is a bad response; one that never came in
-/// time, a timeout; anything else, the upstream unavailable.
-fn from_hyper(h: Option<&hyper::Error>, upstream: String, detail: String) -> GatewayError {
-    match h {
-        Some(h) if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() => {
-            GatewayError::UpstreamBadResponse { upstream, detail }
-        }
-        Some(h) if h.is_timeout() => GatewayError::UpstreamTimeout { upstream, detail },
-        _ => GatewayError::UpstreamUnavailable { upstream, detail },
     }
 }
 
@@ -750,34 +457,4 @@ fn connector(cfg: &config::Upstream) -> HttpsConnector<HttpConnector> {
         true => builder.enable_http2().wrap_connector(tcp),
         false => builder.enable_http1().wrap_connector(tcp),
     }
-}
-
-/// A 5xx counts against the replica's breaker, except 501 Not Implemented:
-/// that is an answer about the call, not a sign of a sick replica.
-fn is_failure_status(status: StatusCode) -> bool {
-    status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED
-}
-
-fn sources<'a>(
-    e: &'a (dyn StdError + 'static),
-) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
-    std::iter::successors(Some(e), |&e| e.source())
-}
-
-fn chain(e: &hyper_util::client::legacy::Error) -> String {
-    sources(e)
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(": ")
-}
-
-fn has_io_kind(e: &hyper_util::client::legacy::Error, kind: std::io::ErrorKind) -> bool {
-    sources(e).any(|s| {
-        s.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == kind)
-    })
-}
-
-fn find_hyper_error(e: &hyper_util::client::legacy::Error) -> Option<&hyper::Error> {
-    sources(e).find_map(|s| s.downcast_ref::<hyper::Error>())
 }

@@ -1,0 +1,338 @@
+//! The JSON-RPC front door: read the body once (bounded), validate the
+//! envelope, method and params, pick the upstream, forward the original
+//! bytes, and relay the answer (SSE event by event) while learning which
+//! upstream owns the tasks it mentions.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::value::RawValue;
+
+use crate::a2a::{jsonrpc, methods, one_pass, Family, Method};
+use crate::access::{Called, Logged, Record};
+use crate::auth::authz::Target;
+use crate::auth::Identity;
+use crate::body::Body;
+use crate::card::extended;
+use crate::error::GatewayError;
+use crate::limits::concurrency::StreamPermit;
+use crate::routing::{Route, RouteInput};
+use crate::sketch::Sketch;
+use crate::state::{AppState, ConnInfo};
+use crate::upstream::{headers, Caller};
+
+mod intake;
+mod relay;
+mod route;
+
+pub use intake::origin;
+use intake::{check_content_type, client_address, read_body};
+use relay::{relay, Sighting};
+use route::{learn_from_request, route};
+
+/// Unknown method names are echoed in errors; a client can send megabytes.
+const MAX_ECHOED_METHOD: usize = 64;
+
+/// Handles a JSON-RPC POST; `path_upstream` is set for `/agents/{name}`.
+pub async fn handle(
+    state: Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Incoming>,
+    path_upstream: Option<usize>,
+) -> Response<Body> {
+    let request_id = request.headers().get(crate::request_id::HEADER);
+    let mut record = Record::new(request_id, state.metrics.clone());
+    record.client = Some(client_address(&state, conn, request.headers()));
+    let response = handle_call(&state, conn, request, path_upstream, &mut record).await;
+    record.head(&response);
+    response.map(|body| Logged::new(body, record).boxed_unsync())
+}
+
+async fn handle_call(
+    state: &Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Incoming>,
+    path_upstream: Option<usize>,
+    record: &mut Record,
+) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    // Credentials first: a caller who may not use the gateway learns
+    // nothing about what it would have made of the request.
+    let identity = match state.authenticate(&parts, conn).await {
+        Ok(identity) => identity,
+        Err(e) => {
+            count_auth_failure(state, &e);
+            return refuse(state, e, &parts, body, record).await;
+        }
+    };
+    record.caller = identity.as_ref().map(|i| i.subject.clone());
+    if let Err(e) = check_content_type(&parts.headers) {
+        return e.into_response(None);
+    }
+    let bytes = match read_body(&state.config.limits, &parts.headers, body).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(None),
+    };
+    record.request_bytes = bytes.len();
+    // What reading the params builds lives here, for as long as the call.
+    let arena = crate::sketch::arena();
+    let envelope = match one_pass::parse(&bytes, &arena) {
+        Ok(env) => env,
+        Err(e) => {
+            return GatewayError::Rpc {
+                code: e.code,
+                message: e.message,
+            }
+            .into_response(e.id)
+        }
+    };
+    let id = envelope.id;
+    let Some(method) = methods::lookup(&envelope.method) else {
+        record.called = Called::Unknown;
+        let name: String = envelope.method.chars().take(MAX_ECHOED_METHOD).collect();
+        return GatewayError::MethodNotFound(name).into_response(id);
+    };
+    record.called = Called::Known(method);
+    let params = match envelope.params.validate(method, &arena) {
+        Ok(p) => p,
+        Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
+    };
+    let call = Call {
+        parts,
+        conn,
+        id,
+        method,
+        params: params.as_ref(),
+        identity: identity.as_ref(),
+        path_upstream,
+    };
+    match forward(state, call, bytes.clone(), record).await {
+        Ok(response) => response,
+        Err(e) => {
+            count_rejection(state, &e);
+            e.into_response(id)
+        }
+    }
+}
+
+/// `auth_failures_total{scheme, reason}`.
+fn count_auth_failure(state: &AppState, error: &GatewayError) {
+    let (scheme, reason) = match error {
+        GatewayError::Unauthenticated { scheme, reason, .. } => (
+            scheme.as_str(),
+            if reason.starts_with("credentials are required") {
+                "missing"
+            } else {
+                "invalid"
+            },
+        ),
+        GatewayError::Forbidden { .. } => ("any", "insufficient_scope"),
+        _ => ("any", "other"),
+    };
+    state
+        .metrics
+        .auth_failures
+        .with_label_values(&[scheme, reason])
+        .inc();
+}
+
+/// `rejections_total{limit}` for calls refused by a limit.
+fn count_rejection(state: &AppState, error: &GatewayError) {
+    let limit = match error {
+        GatewayError::RateLimited(r) => r.limit,
+        GatewayError::Overloaded { limit, .. } => limit,
+        GatewayError::Forbidden { .. } => {
+            state
+                .metrics
+                .auth_failures
+                .with_label_values(&["any", "forbidden"])
+                .inc();
+            return;
+        }
+        _ => return,
+    };
+    state.metrics.rejections.with_label_values(&[limit]).inc();
+}
+
+/// The places a call holds until its answer has been delivered.
+struct Permits {
+    slot: tokio::sync::OwnedSemaphorePermit,
+    stream: Option<StreamPermit>,
+}
+
+/// A validated call on its way to an upstream.
+struct Call<'a> {
+    /// The client's head: the forwarded call takes its headers.
+    parts: Parts,
+    conn: &'a ConnInfo,
+    id: Option<&'a RawValue>,
+    method: &'static Method,
+    params: Option<&'a Sketch<'a>>,
+    identity: Option<&'a Identity>,
+    path_upstream: Option<usize>,
+}
+
+async fn forward(
+    state: &Arc<AppState>,
+    call: Call<'_>,
+    bytes: Bytes,
+    record: &mut Record,
+) -> Result<Response<Body>, GatewayError> {
+    let (method, parts) = (call.method, &call.parts);
+    state
+        .config
+        .push_guard
+        .check_request(method, call.params)
+        .await
+        .map_err(GatewayError::InvalidParams)?;
+    let origin = origin(state, parts, call.conn);
+    let caller = Caller {
+        consumed: state.consumed.as_ref(),
+        subject: call.identity.map(|i| i.subject.as_str()),
+    };
+    if method.family == Family::ExtendedCard {
+        return Ok(extended::answer(
+            state,
+            parts,
+            call.conn,
+            &origin,
+            call.id,
+            call.path_upstream,
+            call.identity,
+        )
+        .await);
+    }
+    let input = RouteInput {
+        method,
+        params: call.params,
+        headers: &parts.headers,
+        path_upstream: call.path_upstream,
+    };
+    let routed = route(state, &input, parts, &origin, &caller, call.identity).await;
+    state.metrics.routed(routed.as_ref().ok().map(|r| r.rule));
+    let route = routed?;
+    let owner = state.router.name(route.upstream);
+    let meters = &state.meters[route.upstream];
+    record.upstream = Some(meters.clone());
+    record.skill = route.skill.clone();
+    record.rule = route.rule.label();
+    authorize(state, &call, &route, &owner)?;
+    let client = record.client.unwrap_or(origin.peer.ip());
+    let permits = admit(state, &call, &route, &owner, client).await?;
+    tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
+    if method.family.streams() && state.fleet.view().can_stream(&owner) == Some(false) {
+        let why = format!(
+            "{} streams, but agent '{owner}' does not support streaming",
+            method.name
+        );
+        return Err(GatewayError::UnsupportedOperation(why));
+    }
+    learn_from_request(state, method, call.params, &owner);
+    let upstream = &state.upstreams[route.upstream];
+    let forwarded = (upstream.rpc_call_from(call.parts, bytes, origin, &caller))
+        .streaming(method.family.streams());
+    let asked = std::time::Instant::now();
+    let response = upstream.call(forwarded).await;
+    meters
+        .upstream_duration()
+        .observe(asked.elapsed().as_secs_f64());
+    let response = response?;
+    let seen = Sighting {
+        skill: route.skill.clone(),
+        started: record.started(),
+    };
+    Ok(relay(
+        response, state, owner, call.id, record, permits, seen,
+    ))
+}
+
+/// The places a routed call needs before it is sent: within its caller's
+/// rate, a stream place for a stream, and an in-flight slot on the upstream
+/// (a short queue, then shed).
+async fn admit(
+    state: &AppState,
+    call: &Call<'_>,
+    route: &Route,
+    owner: &str,
+    client: std::net::IpAddr,
+) -> Result<Permits, GatewayError> {
+    // Keyed by who is calling: the verified identity, else the client's
+    // address (behind a trusted proxy, the one it reports). Made only when
+    // a limit asks: most calls meet no per-caller limit.
+    let caller_key = || match call.identity {
+        Some(who) => format!("id:{}", who.subject),
+        None => {
+            let mut key = String::with_capacity(24);
+            key.push_str("ip:");
+            headers::push_ip(&mut key, client);
+            key
+        }
+    };
+    if state.rate.is_configured() {
+        state
+            .rate
+            .check(&caller_key(), owner, route.skill.as_deref())
+            .map_err(GatewayError::RateLimited)?;
+    }
+    // Streams are bounded per caller and in total; every call by the
+    // upstream's in-flight limit (a short queue, then shed).
+    let stream = match call.method.family.streams() {
+        true => Some(state.streams.try_open(&caller_key())?),
+        false => None,
+    };
+    let slot = state.in_flight[route.upstream].acquire().await?;
+    Ok(Permits { slot, stream })
+}
+
+/// 403 unless the authorization rules let this caller use the target.
+fn authorize(
+    state: &AppState,
+    call: &Call<'_>,
+    route: &Route,
+    owner: &str,
+) -> Result<(), GatewayError> {
+    let Some(who) = call.identity else {
+        return Ok(());
+    };
+    let view = state.fleet.view();
+    let target = Target {
+        upstream: owner,
+        skill: route.skill.as_deref(),
+        family: call.method.family.label(),
+    };
+    let owned = |skill: &str| view.skill(skill).is_some_and(|s| s.upstream == owner);
+    if state.config.authz.allows(who, &target, owned) {
+        return Ok(());
+    }
+    let what = route
+        .skill
+        .as_deref()
+        .map_or_else(|| format!("agent '{owner}'"), |s| format!("skill '{s}'"));
+    Err(GatewayError::Forbidden {
+        reason: format!(
+            "'{}' may not call {} on {what}",
+            who.subject, call.method.name
+        ),
+        challenge: None,
+    })
+}
+
+/// The 401/403 answer, mirroring the request id when the body has one.
+async fn refuse(
+    state: &AppState,
+    error: GatewayError,
+    parts: &Parts,
+    body: Incoming,
+    record: &mut Record,
+) -> Response<Body> {
+    let bytes = read_body(&state.config.limits, &parts.headers, body)
+        .await
+        .unwrap_or_default();
+    record.request_bytes = bytes.len();
+    let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);
+    error.into_response(id)
+}

@@ -1,0 +1,138 @@
+//! The agent's answer on its way back: status, end-to-end headers and body
+//! unchanged, SSE bodies through the event relay, and the task and context
+//! ids seen on the way remembered as owned by the agent that answered.
+
+use std::sync::Arc;
+
+use http::{header, HeaderMap, Response, Version};
+use http_body_util::BodyExt;
+use serde_json::value::RawValue;
+
+use super::Permits;
+use crate::access::Record;
+use crate::body::Body;
+use crate::limits::concurrency::Guarded;
+use crate::observe::Observed;
+use crate::routing::learn;
+use crate::sse::{RelaySettings, SseRelay};
+use crate::state::AppState;
+use crate::upstream::{headers, Leased};
+
+/// Unary answers larger than this are relayed but not scanned for task ids.
+const MAX_LEARNED_BYTES: usize = 1024 * 1024;
+
+/// Passes the upstream's answer on: status, end-to-end headers and body
+/// unchanged; SSE bodies go through the event relay. Task and context ids
+/// seen on the way are remembered as owned by this upstream.
+pub(super) fn relay(
+    response: Response<Leased>,
+    state: &Arc<AppState>,
+    owner: Arc<str>,
+    id: Option<&RawValue>,
+    record: &Record,
+    permits: Permits,
+    seen: Sighting,
+) -> Response<Body> {
+    let limits = &state.config.limits;
+    // The body holds the call's pooled connection or HTTP/2 place.
+    let (mut parts, body) = response.into_parts();
+    headers::strip_hop_by_hop(&mut parts.headers);
+    // The client's connection has its own version; hyper writes the right one.
+    parts.version = Version::HTTP_11;
+    let learner = state.clone();
+    let body = if is_event_stream(&parts.headers) {
+        parts.headers.remove(header::CONTENT_LENGTH);
+        let upstream = owner.clone();
+        let open = StreamOpen::new(state.metrics.clone());
+        let mut first = true;
+        let mut tasks = crate::metrics::StreamTasks::new(state.metrics.clone());
+        let on_events = Box::new(move |events: &[u8]| {
+            let observed = learn::from_events(events);
+            let metrics = &learner.metrics;
+            if std::mem::take(&mut first) {
+                metrics
+                    .sse_first_event
+                    .observe(seen.started.elapsed().as_secs_f64());
+            }
+            for kind in &observed.kinds {
+                metrics.sse_event(kind);
+            }
+            learner.observe_events(&observed, &owner, seen.skill.as_deref(), &mut tasks);
+        });
+        let settings = RelaySettings {
+            upstream,
+            request_id: id.map(ToOwned::to_owned),
+            // Only a stream keeps the id (a unary answer's is in the record).
+            x_request_id: record.request_id().into(),
+            idle_timeout: limits.sse_idle_timeout,
+            max_event_bytes: limits.max_sse_event_bytes,
+            on_events: Some(on_events),
+            closing: Some(state.closing.clone()),
+        };
+        // A stream holds its stream place for its whole life, but not an
+        // in-flight slot: streams are bounded by their own limits.
+        drop(permits.slot);
+        Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
+    } else {
+        let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
+            learner.observe_answer(&learn::from_response(bytes), &owner, seen.skill.as_deref());
+        });
+        // The answer's errors are boxed already (`upstream::Answer`).
+        Guarded::new(observed, permits).boxed_unsync()
+    };
+    Response::from_parts(parts, body)
+}
+
+/// What the relay needs to attribute what it sees.
+pub(super) struct Sighting {
+    pub(super) skill: Option<String>,
+    pub(super) started: std::time::Instant,
+}
+
+/// `sse_streams_open` (and `crate::memory_release`) count this stream while
+/// it lives.
+struct StreamOpen(Arc<crate::metrics::Metrics>, crate::memory_release::Active);
+
+impl StreamOpen {
+    fn new(metrics: Arc<crate::metrics::Metrics>) -> Self {
+        metrics.sse_open.inc();
+        Self(metrics, crate::memory_release::Active::new())
+    }
+}
+
+impl Drop for StreamOpen {
+    fn drop(&mut self) {
+        self.0.sse_open.dec();
+    }
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            const SSE: &str = "text/event-stream";
+            v.trim_start()
+                .get(..SSE.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(SSE))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_streams_are_known_by_media_type_in_any_case() {
+        let with = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, http::HeaderValue::from_static(value));
+            is_event_stream(&headers)
+        };
+        assert!(with("text/event-stream"));
+        assert!(with(" Text/Event-Stream; charset=utf-8"));
+        assert!(!with("application/json"));
+        assert!(!with("text/event"));
+        assert!(!is_event_stream(&HeaderMap::new()));
+    }
+}

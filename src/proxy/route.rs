@@ -1,0 +1,112 @@
+//! Where a validated call goes: the routing rules, and for a task no rule
+//! knows, a probe of the agents this caller may use.
+
+use std::sync::Arc;
+
+use crate::a2a::Method;
+use crate::auth::authz::Target;
+use crate::auth::Identity;
+use crate::error::GatewayError;
+use crate::routing::{probe, request, Decision, Route, RouteInput, Rule};
+use crate::sketch::Sketch;
+use crate::state::AppState;
+use crate::upstream::{Caller, Origin};
+use http::request::Parts;
+
+/// Applies the routing rules; resolves an unknown task by probing.
+pub(super) async fn route(
+    state: &AppState,
+    input: &RouteInput<'_>,
+    parts: &Parts,
+    origin: &Origin,
+    caller: &Caller<'_>,
+    identity: Option<&Identity>,
+) -> Result<Route, GatewayError> {
+    let view = state.fleet.view();
+    match state.router.resolve(input, &view, &state.fleet.affinity)? {
+        Decision::Route(route) => Ok(route),
+        Decision::Probe { task } => {
+            // Only agents this caller may use for this method are asked: a
+            // probe must not reach an agent on behalf of someone who may
+            // not call it, nor tell them whether a task exists there.
+            let family = input.method.family.label();
+            let candidates: Vec<usize> = (0..state.upstreams.len())
+                .filter(|&i| may_use(state, &view, identity, i, family))
+                .collect();
+            let limit = state.router.settings().probe_timeout;
+            let version = input.method.version;
+            let client = probe::Client {
+                parts,
+                origin,
+                caller,
+            };
+            match probe::find_owner(
+                &state.upstreams,
+                &candidates,
+                &client,
+                &task,
+                version,
+                limit,
+            )
+            .await
+            {
+                Some(upstream) => {
+                    state.metrics.probes.with_label_values(&["found"]).inc();
+                    state
+                        .fleet
+                        .affinity
+                        .learn_task(&task, &state.router.name(upstream));
+                    Ok(Route {
+                        upstream,
+                        rule: Rule::Affinity,
+                        skill: None,
+                    })
+                }
+                None => {
+                    state.metrics.probes.with_label_values(&["not_found"]).inc();
+                    Err(GatewayError::TaskNotFound(task))
+                }
+            }
+        }
+    }
+}
+
+fn may_use(
+    state: &AppState,
+    view: &crate::fleet::FleetView,
+    identity: Option<&Identity>,
+    upstream: usize,
+    family: &str,
+) -> bool {
+    let Some(who) = identity else {
+        return true;
+    };
+    let name = state.router.name(upstream);
+    let target = Target {
+        upstream: &name,
+        skill: None,
+        family,
+    };
+    state.config.authz.allows(who, &target, |skill| {
+        view.skill(skill).is_some_and(|s| *s.upstream == *name)
+    })
+}
+
+/// 0.1 clients choose their task and session ids; they belong to the
+/// upstream the first call went to.
+pub(super) fn learn_from_request(
+    state: &AppState,
+    method: &Method,
+    params: Option<&Sketch<'_>>,
+    owner: &Arc<str>,
+) {
+    if method.version != crate::a2a::Version::V0_1 || !state.remembers_owners() {
+        return;
+    }
+    if let Some(task) = request::task_ref(method, params) {
+        state.fleet.affinity.learn_task(&task.id, owner);
+    }
+    if let Some(context) = request::context_ref(method, params) {
+        state.fleet.affinity.learn_context(&context, owner);
+    }
+}
