@@ -1,0 +1,270 @@
+//! `[[upstreams]]`: each agent's replicas, timeouts, TLS, headers and
+//! limits, checked entry by entry so one bad agent does not hide another's
+//! problems.
+
+use super::*;
+
+impl Checker {
+    pub(super) fn upstream_sections(
+        &mut self,
+        value: Option<&Value>,
+    ) -> Vec<(usize, UpstreamSection)> {
+        let list = match value {
+            None => {
+                self.err(
+                    "upstreams",
+                    "at least one upstream is required: add an [[upstreams]] table or pass --upstream NAME=URL",
+                );
+                return Vec::new();
+            }
+            Some(Value::Array(list)) => list,
+            Some(_) => {
+                self.err("upstreams", "must be an array of tables ([[upstreams]])");
+                return Vec::new();
+            }
+        };
+        if list.is_empty() {
+            self.err("upstreams", "at least one upstream is required");
+        }
+        let sections: Vec<_> = list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| {
+                self.deserialize::<UpstreamSection>(u, &format!("upstreams[{i}]"))
+                    .map(|s| (i, s))
+            })
+            .collect();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (i, s) in &sections {
+            if let Some(first) = seen.insert(s.name.as_str(), *i) {
+                self.err(
+                    format!("upstreams[{i}].name"),
+                    format!(
+                        "duplicate upstream name '{}' (also upstreams[{first}])",
+                        s.name
+                    ),
+                );
+            }
+        }
+        sections
+    }
+
+    pub(super) fn upstream(&mut self, i: usize, u: UpstreamSection) -> Option<Upstream> {
+        let at = |field: &str| format!("upstreams[{i}].{field}");
+        if u.name.is_empty()
+            || !u
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            self.err(
+                at("name"),
+                "must be non-empty and use only letters, digits, '-' and '_' (it appears in URLs)",
+            );
+        }
+        let urls = self.replica_urls(i, &u);
+        let balance = match u.balance.as_str() {
+            "least_outstanding" => Some(Balance::LeastOutstanding),
+            "round_robin" => Some(Balance::RoundRobin),
+            other => {
+                self.err(
+                    at("balance"),
+                    format!("must be \"least_outstanding\" or \"round_robin\", not \"{other}\""),
+                );
+                None
+            }
+        };
+        let open_for = self.duration(&at("breaker.open_for"), &u.breaker.open_for);
+        if u.breaker.failures == 0 {
+            self.err(at("breaker.failures"), "must be at least 1");
+        }
+        if u.max_in_flight == 0 {
+            self.err(at("max_in_flight"), "must be at least 1");
+        }
+        let queue_timeout = self.duration(&at("queue_timeout"), &u.queue_timeout);
+        let connect_timeout = self.duration(&at("connect_timeout"), &u.connect_timeout);
+        let response_header_timeout =
+            self.duration(&at("response_header_timeout"), &u.response_header_timeout);
+        let card_url = u
+            .card_url
+            .as_deref()
+            .map(|c| self.upstream_url(&at("card_url"), c));
+        let identity_header = match u
+            .identity_header
+            .as_deref()
+            .map(|h| HeaderName::from_bytes(h.as_bytes()))
+        {
+            None => Some(None),
+            Some(Ok(h)) => Some(Some(h)),
+            Some(Err(_)) => {
+                self.err(at("identity_header"), "not a valid HTTP header name");
+                None
+            }
+        };
+        let skills = self.skills(&at("skills"), u.skills);
+        let tls = self.upstream_tls(
+            &at("tls"),
+            u.tls.as_ref(),
+            urls.as_deref(),
+            card_url.as_ref(),
+        );
+        let headers: Vec<_> = u
+            .headers
+            .iter()
+            .filter_map(|(name, source)| self.header(&at(&format!("headers.{name}")), name, source))
+            .collect();
+        let urls = urls?;
+        Some(Upstream {
+            name: u.name,
+            url: urls.first()?.clone(),
+            urls,
+            balance: balance?,
+            breaker: Breaker {
+                failures: u.breaker.failures.max(1),
+                open_for: open_for?,
+            },
+            max_in_flight: u.max_in_flight.max(1) as usize,
+            queue: u.queue as usize,
+            queue_timeout: queue_timeout?,
+            connect_timeout: connect_timeout?,
+            response_header_timeout: response_header_timeout?,
+            http2: u.http2,
+            http2_streams_per_connection: u.http2_streams_per_connection as usize,
+            // A pool smaller than the calls in flight closes a connection
+            // after each call past it and opens a new one for the next:
+            // connect churn and TIME_WAIT sockets under steady load.
+            max_idle_connections: u.max_idle_connections.unwrap_or(u.max_in_flight) as usize,
+            headers,
+            card_url: card_url.map_or(Some(None), |c| c.map(Some))?,
+            skills,
+            forward_credentials: u.forward_credentials,
+            identity_header: identity_header?,
+            tls: tls?,
+        })
+    }
+
+    /// `[upstreams.tls]`: built when given, the shared default otherwise; a
+    /// section for an upstream with no `https://` URL is a mistake.
+    pub(super) fn upstream_tls(
+        &mut self,
+        path: &str,
+        section: Option<&crate::tls::upstream::UpstreamTlsSection>,
+        urls: Option<&[Uri]>,
+        card_url: Option<&Option<Uri>>,
+    ) -> Option<crate::tls::upstream::UpstreamTls> {
+        use crate::tls::upstream;
+        let Some(section) = section.filter(|s| !s.is_empty()) else {
+            return self.sub_settings(path, upstream::default_settings());
+        };
+        let https = |u: &Uri| u.scheme_str() == Some("https");
+        let any_https = urls.is_some_and(|urls| urls.iter().any(https))
+            || matches!(card_url, Some(Some(u)) if https(u));
+        // Only said when every URL parsed: a bad URL has its own error.
+        let all_parsed = urls.is_some() && !matches!(card_url, Some(None));
+        if all_parsed && !any_https {
+            self.err(
+                path,
+                "is set, but none of this upstream's URLs is https:// (TLS settings would never be used)",
+            );
+        }
+        self.sub_settings(path, upstream::settings(section))
+    }
+
+    /// `url` (one replica) or `urls` (several), not both, not neither.
+    pub(super) fn replica_urls(&mut self, i: usize, u: &UpstreamSection) -> Option<Vec<Uri>> {
+        let texts: Vec<(String, &str)> = match (&u.url, u.urls.is_empty()) {
+            (Some(url), true) => vec![(format!("upstreams[{i}].url"), url.as_str())],
+            (None, false) => u
+                .urls
+                .iter()
+                .enumerate()
+                .map(|(j, t)| (format!("upstreams[{i}].urls[{j}]"), t.as_str()))
+                .collect(),
+            (Some(_), false) => {
+                self.err(
+                    format!("upstreams[{i}].urls"),
+                    "give url (one replica) or urls (several), not both",
+                );
+                return None;
+            }
+            (None, true) => {
+                self.err(
+                    format!("upstreams[{i}].url"),
+                    "is required (or urls, for several replicas)",
+                );
+                return None;
+            }
+        };
+        let parsed: Vec<Option<Uri>> = texts
+            .iter()
+            .map(|(path, t)| self.upstream_url(path, t))
+            .collect();
+        parsed.into_iter().collect()
+    }
+
+    pub(super) fn upstream_url(&mut self, path: &str, text: &str) -> Option<Uri> {
+        let uri = match text.parse::<Uri>() {
+            Ok(u) => u,
+            Err(e) => {
+                self.err(path, format!("not a URL: {e}"));
+                return None;
+            }
+        };
+        match (uri.scheme_str(), uri.authority()) {
+            (Some("http" | "https"), Some(_)) => Some(uri),
+            _ => {
+                self.err(
+                    path,
+                    "must be an absolute http or https URL like http://127.0.0.1:9001 or https://agent.example.com",
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn header(
+        &mut self,
+        path: &str,
+        name: &str,
+        source: &HeaderSource,
+    ) -> Option<(HeaderName, HeaderValue)> {
+        let Ok(header) = HeaderName::from_bytes(name.as_bytes()) else {
+            self.err(path, "not a valid HTTP header name");
+            return None;
+        };
+        if crate::upstream::headers::is_hop_by_hop(&header) || header == http::header::HOST {
+            self.err(
+                path,
+                "hop-by-hop and Host headers are managed by the gateway and cannot be set",
+            );
+            return None;
+        }
+        let text = match source {
+            HeaderSource::Value(v) => v.clone(),
+            HeaderSource::Env(e) => match std::env::var(&e.env) {
+                Ok(v) => v,
+                Err(_) => {
+                    self.err(path, format!("environment variable {} is not set", e.env));
+                    return None;
+                }
+            },
+            HeaderSource::File(f) => match std::fs::read_to_string(&f.file) {
+                Ok(v) => v.trim_end_matches(['\r', '\n']).to_string(),
+                Err(e) => {
+                    self.err(path, format!("cannot read {}: {e}", f.file));
+                    return None;
+                }
+            },
+        };
+        match HeaderValue::from_str(&text) {
+            Ok(mut value) => {
+                value.set_sensitive(true);
+                Some((header, value))
+            }
+            Err(_) => {
+                self.err(path, "value is not a valid HTTP header value");
+                None
+            }
+        }
+    }
+}
