@@ -10,22 +10,24 @@
 //! configuration before swapping it in, so a half-written or broken file
 //! never replaces a working certificate.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use rustls::crypto::CryptoProvider;
 use rustls::server::WebPkiClientVerifier;
-use rustls::sign::{CertifiedKey, SigningKey};
-use rustls::{InconsistentKeys, RootCertStore, ServerConfig};
-use rustls_pki_types::pem::{self, PemObject};
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::sign::CertifiedKey;
+use rustls::{InconsistentKeys, ServerConfig};
+use rustls_pki_types::CertificateDer;
 use serde::Deserialize;
-use x509_parser::extensions::GeneralName;
 
+mod files;
+mod peer;
 pub mod upstream;
+
+use files::{file_stamps, read_certs, read_key, read_roots, Stamp};
+pub use peer::{describe, peer_cert, PeerCert};
 
 /// `[tls]` as written in the TOML file.
 #[derive(Debug, Deserialize)]
@@ -152,16 +154,6 @@ pub fn settings(section: &TlsSection) -> Result<TlsSettings, Vec<(String, String
     }
 }
 
-/// The verified client certificate of a connection, for mutualTLS.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeerCert {
-    /// The subject DN, e.g. "CN=alice,O=Example".
-    pub subject: String,
-    /// DNS names, URIs, emails and IPs from the subjectAltName.
-    pub sans: Vec<String>,
-}
-
-/// The live TLS configuration; reloads swap it for new connections only.
 pub struct TlsState {
     settings: TlsSettings,
     config: ArcSwap<ServerConfig>,
@@ -304,48 +296,6 @@ impl Hangup {
             self.signal = None;
         }
         std::future::pending::<()>().await
-    }
-}
-
-/// The verified peer certificate of an established connection.
-pub fn peer_cert(conn: &rustls::ServerConnection) -> Option<PeerCert> {
-    describe(conn.peer_certificates()?.first()?)
-}
-
-/// Subject and subjectAltNames of a DER certificate; `None` when it does
-/// not parse.
-pub fn describe(der: &CertificateDer<'_>) -> Option<PeerCert> {
-    let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref()).ok()?;
-    let subject = cert.subject().to_string();
-    let sans = match cert.subject_alternative_name() {
-        Ok(Some(ext)) => ext
-            .value
-            .general_names
-            .iter()
-            .filter_map(general_name)
-            .collect(),
-        _ => Vec::new(),
-    };
-    Some(PeerCert { subject, sans })
-}
-
-fn general_name(name: &GeneralName<'_>) -> Option<String> {
-    match name {
-        GeneralName::DNSName(s) | GeneralName::URI(s) | GeneralName::RFC822Name(s) => {
-            Some((*s).to_string())
-        }
-        GeneralName::IPAddress(bytes) => match bytes.len() {
-            4 => {
-                let octets: [u8; 4] = (*bytes).try_into().ok()?;
-                Some(Ipv4Addr::from(octets).to_string())
-            }
-            16 => {
-                let octets: [u8; 16] = (*bytes).try_into().ok()?;
-                Some(Ipv6Addr::from(octets).to_string())
-            }
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -492,109 +442,6 @@ fn leaf_summary(der: &CertificateDer<'_>) -> (String, String, bool) {
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, String> {
-    if path.as_os_str().is_empty() {
-        return Err("no file given (the path is empty)".into());
-    }
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
-}
-
-/// A PEM file's certificates, in order; at least one, each valid X.509.
-fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let pem = read_file(path)?;
-    let certs = CertificateDer::pem_slice_iter(&pem)
-        .collect::<Result<Vec<CertificateDer<'static>>, _>>()
-        .map_err(|e| format!("{} is not valid PEM: {e}", path.display()))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "{} holds no certificate (expected PEM \"-----BEGIN CERTIFICATE-----\" blocks)",
-            path.display()
-        ));
-    }
-    for (i, cert) in certs.iter().enumerate() {
-        if let Err(e) = x509_parser::parse_x509_certificate(cert.as_ref()) {
-            return Err(format!(
-                "certificate {} in {} is not a valid X.509 certificate: {e}",
-                i + 1,
-                path.display()
-            ));
-        }
-    }
-    Ok(certs)
-}
-
-fn read_key(
-    path: &Path,
-    provider: &CryptoProvider,
-) -> Result<(PrivateKeyDer<'static>, Arc<dyn SigningKey>), String> {
-    let pem = read_file(path)?;
-    let key = match PrivateKeyDer::from_pem_slice(&pem) {
-        Ok(key) => key,
-        Err(pem::Error::NoItemsFound) => {
-            let hint = if CertificateDer::pem_slice_iter(&pem).any(|c| c.is_ok()) {
-                " (it holds a certificate: are cert and key swapped?)"
-            } else {
-                ""
-            };
-            return Err(format!(
-                "{} holds no private key (expected PEM \"PRIVATE KEY\", \"RSA PRIVATE KEY\" or \"EC PRIVATE KEY\"){hint}",
-                path.display()
-            ));
-        }
-        Err(e) => return Err(format!("{} is not valid PEM: {e}", path.display())),
-    };
-    let signing_key = provider
-        .key_provider
-        .load_private_key(key.clone_key())
-        .map_err(|e| format!("the private key in {} cannot be used: {e}", path.display()))?;
-    Ok((key, signing_key))
-}
-
-fn read_roots(path: &Path) -> Result<RootCertStore, String> {
-    let mut roots = RootCertStore::empty();
-    for (i, cert) in read_certs(path)?.into_iter().enumerate() {
-        roots.add(cert).map_err(|e| {
-            format!(
-                "certificate {} in {} cannot be used as a CA: {e}",
-                i + 1,
-                path.display()
-            )
-        })?;
-    }
-    Ok(roots)
-}
-
-/// What a file looked like: enough to notice an edit, a rewrite or an
-/// atomic replacement (a Kubernetes secret's symlink swap).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Stamp {
-    modified: Option<SystemTime>,
-    len: u64,
-    #[cfg(unix)]
-    inode: (u64, u64),
-}
-
-fn stamp(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some(Stamp {
-        modified: meta.modified().ok(),
-        len: meta.len(),
-        #[cfg(unix)]
-        inode: {
-            use std::os::unix::fs::MetadataExt;
-            (meta.dev(), meta.ino())
-        },
-    })
-}
-
-fn file_stamps(settings: &TlsSettings) -> Vec<Option<Stamp>> {
-    std::iter::once(&settings.cert)
-        .chain(std::iter::once(&settings.key))
-        .chain(settings.client_ca.as_ref())
-        .map(|p| stamp(p))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -602,6 +449,9 @@ mod tests {
         BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
         SanType,
     };
+    use rustls::RootCertStore;
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::PrivateKeyDer;
 
     /// A directory under the system temp dir, removed on drop.
     struct TempDir(PathBuf);
