@@ -17,7 +17,9 @@ use crate::recent::Recent;
 use crate::routing::learn::{Seen, TASK_STATES};
 use crate::routing::Rule;
 
+mod family;
 mod upstream;
+use family::Family;
 pub use upstream::UpstreamMeters;
 
 pub struct Metrics {
@@ -67,31 +69,42 @@ const DEFAULT_TASKS_TIMED: u64 = 100_000;
 /// The kinds `crate::routing::learn` gives an event.
 const EVENT_KINDS: [&str; 6] = ["status", "artifact", "task", "message", "error", "other"];
 
-fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-    let c = IntCounterVec::new(Opts::new(name, help), labels)
-        .unwrap_or_else(|e| panic!("metric {name}: {e}"));
+fn counter(registry: &Registry, family: &Family) -> IntCounterVec {
+    let c = IntCounterVec::new(Opts::new(family.name, family.help), family.labels)
+        .unwrap_or_else(|e| panic!("metric {}: {e}", family.name));
     register(registry, Box::new(c.clone()));
     c
 }
 
-fn gauge(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
-    let g = IntGaugeVec::new(Opts::new(name, help), labels)
-        .unwrap_or_else(|e| panic!("metric {name}: {e}"));
+fn gauge(registry: &Registry, family: &Family) -> IntGaugeVec {
+    let g = IntGaugeVec::new(Opts::new(family.name, family.help), family.labels)
+        .unwrap_or_else(|e| panic!("metric {}: {e}", family.name));
     register(registry, Box::new(g.clone()));
     g
 }
 
-fn histogram(
-    registry: &Registry,
-    name: &str,
-    help: &str,
-    labels: &[&str],
-    buckets: Vec<f64>,
-) -> HistogramVec {
-    let h = HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets), labels)
-        .unwrap_or_else(|e| panic!("metric {name}: {e}"));
+fn float_gauge(registry: &Registry, family: &Family) -> GaugeVec {
+    let g = GaugeVec::new(Opts::new(family.name, family.help), family.labels)
+        .unwrap_or_else(|e| panic!("metric {}: {e}", family.name));
+    register(registry, Box::new(g.clone()));
+    g
+}
+
+fn histogram(registry: &Registry, family: &Family, buckets: Vec<f64>) -> HistogramVec {
+    let opts = HistogramOpts::new(family.name, family.help).buckets(buckets);
+    let h = HistogramVec::new(opts, family.labels)
+        .unwrap_or_else(|e| panic!("metric {}: {e}", family.name));
     register(registry, Box::new(h.clone()));
     h
+}
+
+/// A family without labels, as its one series.
+fn single_counter(registry: &Registry, family: &Family) -> IntCounter {
+    counter(registry, family).with_label_values::<&str>(&[])
+}
+
+fn single_gauge(registry: &Registry, family: &Family) -> IntGauge {
+    gauge(registry, family).with_label_values::<&str>(&[])
 }
 
 /// Registration only fails for a duplicate or malformed name: a bug in the
@@ -107,6 +120,11 @@ fn latency_buckets() -> Vec<f64> {
     exponential_buckets(0.001, 2.0, 17).unwrap_or_default()
 }
 
+/// 10 ms … ~1.5 h.
+fn task_buckets() -> Vec<f64> {
+    exponential_buckets(0.01, 2.0, 20).unwrap_or_default()
+}
+
 impl Metrics {
     pub fn new() -> Self {
         Self::with_task_capacity(DEFAULT_TASKS_TIMED)
@@ -119,198 +137,48 @@ impl Metrics {
     /// newer ones need the room.
     pub fn with_task_capacity(tasks: u64) -> Self {
         let r = Registry::new_custom(Some("a2a_gateway".into()), None).unwrap_or_default();
-        let requests = counter(&r, "requests_total", "Requests by protocol version, method family, skill, upstream, HTTP status and JSON-RPC error class.", &["version", "family", "skill", "upstream", "status", "error"]);
-        let request_duration = histogram(
-            &r,
-            "request_duration_seconds",
-            "Whole request, until the answer (or stream) ended.",
-            &["family", "upstream"],
-            latency_buckets(),
-        );
-        let upstream_duration = histogram(
-            &r,
-            "upstream_duration_seconds",
-            "Time for the upstream to answer with response headers.",
-            &["upstream"],
-            latency_buckets(),
-        );
-        let request_bytes = counter(
-            &r,
-            "request_bytes_total",
-            "Request body bytes received.",
-            &["upstream"],
-        );
-        let response_bytes = counter(
-            &r,
-            "response_bytes_total",
-            "Response body bytes sent.",
-            &["upstream"],
-        );
-        let sse_open = gauge(&r, "sse_streams_open", "SSE streams open now.", &[])
-            .with_label_values::<&str>(&[]);
-        let sse_events = counter(
-            &r,
-            "sse_events_total",
-            "SSE events forwarded, by kind (status, artifact, task, message, error, other).",
-            &["kind"],
-        );
-        let sse_first_event = histogram(
-            &r,
-            "sse_time_to_first_event_seconds",
-            "From the request to the first event relayed.",
-            &[],
-            latency_buckets(),
-        )
-        .with_label_values::<&str>(&[]);
-        let task_states = counter(
-            &r,
-            "task_states_total",
-            "Task states observed in answers, by skill.",
-            &["skill", "state"],
-        );
-        let task_duration = histogram(
-            &r,
-            "task_duration_seconds",
-            "From a task's first sighting to a terminal state, where both were seen.",
-            &["skill"],
-            exponential_buckets(0.01, 2.0, 20).unwrap_or_default(),
-        );
-        let routing = counter(
-            &r,
-            "routing_decisions_total",
-            "Routing decisions by rule (path, affinity, hint, match, default, none).",
-            &["rule"],
-        );
-        let affinity_entries = gauge(
-            &r,
-            "affinity_entries",
-            "Task and context owners remembered.",
-            &[],
-        )
-        .with_label_values::<&str>(&[]);
-        let connections_open = gauge(
-            &r,
-            "connections_open",
-            "Client connections to the proxy listener open now.",
-            &[],
-        )
-        .with_label_values::<&str>(&[]);
-        let connections = counter(
-            &r,
-            "connections_total",
-            "Client connections accepted by the proxy listener.",
-            &[],
-        )
-        .with_label_values::<&str>(&[]);
-        let probes = counter(
-            &r,
-            "affinity_probes_total",
-            "Unknown tasks looked up by asking the upstreams, by outcome.",
-            &["outcome"],
-        );
-        let auth_failures = counter(
-            &r,
-            "auth_failures_total",
-            "Authentication and authorization failures by scheme and reason.",
-            &["scheme", "reason"],
-        );
-        let rejections = counter(
-            &r,
-            "rejections_total",
-            "Calls refused by a limit (global, caller, upstream, skill, in_flight, streams).",
-            &["limit"],
-        );
-        let upstream_up = gauge(
-            &r,
-            "upstream_up",
-            "1 when some replica of the upstream is not ejected.",
-            &["upstream"],
-        );
-        let breaker_state = gauge(
-            &r,
-            "upstream_breaker_state",
-            "Per replica: 0 closed, 1 half-open, 2 open.",
-            &["upstream", "replica"],
-        );
-        let card_refresh = counter(
-            &r,
-            "card_refresh_total",
-            "Upstream card refreshes by result (ok, not_modified, error).",
-            &["upstream", "result"],
-        );
-        let card_age = GaugeVec::new(
-            Opts::new(
-                "card_age_seconds",
-                "Age of the upstream card in use (-1: none).",
-            ),
-            &["upstream"],
-        )
-        .unwrap_or_else(|e| panic!("metric card_age_seconds: {e}"));
-        register(&r, Box::new(card_age.clone()));
-        let config_reloads = counter(
-            &r,
-            "config_reloads_total",
-            "Configuration reloads by result (ok, failed).",
-            &["result"],
-        );
-        let build_info = gauge(
-            &r,
-            "build_info",
-            "Always 1; the labels say which build runs.",
-            &["version"],
-        );
+        let build_info = gauge(&r, &family::BUILD_INFO);
         build_info
             .with_label_values(&[env!("CARGO_PKG_VERSION")])
             .set(1);
-        let memory_released = IntCounter::new(
-            "memory_released_bytes_total",
-            "Resident memory returned to the system after bursts (freed heap malloc had kept).",
-        )
-        .unwrap_or_else(|e| panic!("metric memory_released_bytes_total: {e}"));
-        register(&r, Box::new(memory_released.clone()));
-        let log_lines_dropped = IntCounter::new(
-            "log_lines_dropped_total",
-            "Log lines dropped because stderr's reader fell behind.",
-        )
-        .unwrap_or_else(|e| panic!("metric log_lines_dropped_total: {e}"));
-        register(&r, Box::new(log_lines_dropped.clone()));
         #[cfg(target_os = "linux")]
         register(
             &r,
             Box::new(prometheus::process_collector::ProcessCollector::for_self()),
         );
         Self {
-            registry: r,
-            requests,
-            request_duration,
-            upstream_duration,
-            request_bytes,
-            response_bytes,
-            sse_open,
-            sse_events,
-            sse_first_event,
-            task_states,
-            task_duration,
-            routing,
+            requests: counter(&r, &family::REQUESTS),
+            request_duration: histogram(&r, &family::REQUEST_DURATION, latency_buckets()),
+            upstream_duration: histogram(&r, &family::UPSTREAM_DURATION, latency_buckets()),
+            request_bytes: counter(&r, &family::REQUEST_BYTES),
+            response_bytes: counter(&r, &family::RESPONSE_BYTES),
+            sse_open: single_gauge(&r, &family::SSE_OPEN),
+            sse_events: counter(&r, &family::SSE_EVENTS),
+            sse_first_event: histogram(&r, &family::SSE_FIRST_EVENT, latency_buckets())
+                .with_label_values::<&str>(&[]),
+            task_states: counter(&r, &family::TASK_STATES),
+            task_duration: histogram(&r, &family::TASK_DURATION, task_buckets()),
+            routing: counter(&r, &family::ROUTING),
             routing_decisions: std::array::from_fn(|_| OnceLock::new()),
             sse_event_kinds: std::array::from_fn(|_| OnceLock::new()),
             unskilled_states: std::array::from_fn(|_| OnceLock::new()),
-            affinity_entries,
-            connections_open,
-            connections,
-            probes,
-            auth_failures,
-            rejections,
-            upstream_up,
-            breaker_state,
-            card_refresh,
-            card_age,
-            config_reloads,
+            affinity_entries: single_gauge(&r, &family::AFFINITY_ENTRIES),
+            connections_open: single_gauge(&r, &family::CONNECTIONS_OPEN),
+            connections: single_counter(&r, &family::CONNECTIONS),
+            probes: counter(&r, &family::PROBES),
+            auth_failures: counter(&r, &family::AUTH_FAILURES),
+            rejections: counter(&r, &family::REJECTIONS),
+            upstream_up: gauge(&r, &family::UPSTREAM_UP),
+            breaker_state: gauge(&r, &family::BREAKER_STATE),
+            card_refresh: counter(&r, &family::CARD_REFRESH),
+            card_age: float_gauge(&r, &family::CARD_AGE),
+            config_reloads: counter(&r, &family::CONFIG_RELOADS),
             build_info,
-            memory_released,
-            log_lines_dropped,
+            memory_released: single_counter(&r, &family::MEMORY_RELEASED),
+            log_lines_dropped: single_counter(&r, &family::LOG_LINES_DROPPED),
             // Least recently used goes first: every task is new when seen.
             first_seen: Recent::new(tasks, Duration::from_secs(24 * 3600)),
+            registry: r,
         }
     }
 
