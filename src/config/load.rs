@@ -98,13 +98,7 @@ impl Checker {
         let routing = self.section::<RoutingSection>(table.get("routing"), "routing");
         let log = self.section::<LogSection>(table.get("log"), "log");
         let card = self.section::<CardSection>(table.get("card"), "card");
-        let tls = match table.get("tls") {
-            None => Some(None),
-            Some(v) => self
-                .deserialize::<crate::tls::TlsSection>(v, "tls")
-                .and_then(|t| self.sub_settings("tls", crate::tls::settings(&t)))
-                .map(Some),
-        };
+        let tls = self.optional(table, "tls", crate::tls::settings);
         let push_guard = self
             .section::<crate::push_guard::PushGuardSection>(table.get("push_guard"), "push_guard")
             .and_then(|p| self.sub_settings("push_guard", crate::push_guard::settings(&p)));
@@ -120,30 +114,9 @@ impl Checker {
             .filter_map(|(i, u)| self.upstream(i, u))
             .collect();
         let routing = routing.and_then(|r| self.routing(r, table.get("upstreams")));
-        let identity_configured = table
-            .get("card")
-            .and_then(Value::as_table)
-            .is_some_and(|t| {
-                [
-                    "name",
-                    "description",
-                    "version",
-                    "provider",
-                    "documentation_url",
-                    "icon_url",
-                ]
-                .iter()
-                .any(|k| t.contains_key(*k))
-            });
-        let card = card.and_then(|c| self.card(c, identity_configured));
+        let card = card.and_then(|c| self.card(c, card_identity_configured(table)));
         let card_refresh = card_refresh.and_then(|c| self.card_refresh(c));
-        let auth = match table.get("auth") {
-            None => Some(None),
-            Some(v) => self
-                .deserialize::<crate::auth::config::AuthSection>(v, "auth")
-                .and_then(|a| self.sub_settings("auth", crate::auth::config::auth(&a)))
-                .map(Some),
-        };
+        let auth = self.optional(table, "auth", crate::auth::config::auth);
         let names: Vec<String> = upstreams.iter().map(|u| u.name.clone()).collect();
         let rate_limits = self
             .section::<crate::limits::rate::RateLimitsSection>(
@@ -185,6 +158,22 @@ impl Checker {
             upstreams,
             log: log?,
         })
+    }
+
+    /// A section that is off unless present (`[tls]`, `[auth]`): `Some(None)`
+    /// when absent, `None` when present and wrong.
+    fn optional<S: DeserializeOwned, T>(
+        &mut self,
+        table: &Table,
+        key: &str,
+        settings: impl FnOnce(&S) -> Result<T, Vec<(String, String)>>,
+    ) -> Option<Option<T>> {
+        let Some(value) = table.get(key) else {
+            return Some(None);
+        };
+        self.deserialize::<S>(value, key)
+            .and_then(|section| self.sub_settings(key, settings(&section)))
+            .map(Some)
     }
 
     fn section<T: DeserializeOwned + Default>(
@@ -235,6 +224,21 @@ impl Checker {
         }
         None
     }
+}
+
+/// Whether `[card]` sets the published identity; when it does not and there
+/// is one upstream, the published card keeps that agent's.
+fn card_identity_configured(table: &Table) -> bool {
+    const IDENTITY: [&str; 6] = [
+        "name",
+        "description",
+        "version",
+        "provider",
+        "documentation_url",
+        "icon_url",
+    ];
+    let card = table.get("card").and_then(Value::as_table);
+    card.is_some_and(|t| IDENTITY.iter().any(|k| t.contains_key(*k)))
 }
 
 fn describe(message: &str) -> String {

@@ -7,12 +7,12 @@
 //! changed rebuilds that upstream's connection pool (the settings compare
 //! by the files' contents, not their paths).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use hyper_rustls::ConfigBuilderExt;
-use rustls::{ClientConfig, ConfigBuilder, WantsVerifier};
-use rustls_pki_types::ServerName;
+use rustls::{ClientConfig, ConfigBuilder, RootCertStore, WantsVerifier};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -123,80 +123,15 @@ pub fn settings(section: &UpstreamTlsSection) -> Result<UpstreamTls, Problems> {
     }
     let mut problems = Problems::new();
     let mut digest = Sha256::new();
-    let mut fingerprint = |what: &[u8]| {
-        digest.update((what.len() as u64).to_be_bytes());
-        digest.update(what);
-    };
     let server_name = match section.server_name.as_deref() {
         None => None,
-        Some(name) => match ServerName::try_from(name.trim_matches(['[', ']']).to_string()) {
-            Ok(n) => {
-                fingerprint(name.as_bytes());
-                Some(n)
-            }
-            Err(_) => {
-                problems.push(problem(
-                    "server_name",
-                    format!("\"{name}\" is not a DNS name or IP address"),
-                ));
-                None
-            }
-        },
+        Some(name) => server_name(name, &mut digest, &mut problems),
     };
     let ca = section.ca.as_deref().map(PathBuf::from);
-    let roots = match &ca {
-        None => Some(None),
-        Some(path) => match read_roots(path) {
-            Ok(roots) => {
-                for anchor in roots.roots.iter() {
-                    fingerprint(anchor.subject.as_ref());
-                    fingerprint(anchor.subject_public_key_info.as_ref());
-                }
-                Some(Some(roots))
-            }
-            Err(m) => {
-                problems.push(problem("ca", m));
-                None
-            }
-        },
-    };
+    let roots = roots(ca.as_deref(), &mut digest, &mut problems);
     let cert = section.cert.as_deref().map(PathBuf::from);
     let key = section.key.as_deref().map(PathBuf::from);
-    let identity = match (&cert, &key) {
-        (None, None) => Some(None),
-        (Some(_), None) => {
-            problems.push(problem(
-                "key",
-                "cert is set but key is not: the client certificate needs its private key",
-            ));
-            None
-        }
-        (None, Some(_)) => {
-            problems.push(problem(
-                "cert",
-                "key is set but cert is not: the private key needs its certificate",
-            ));
-            None
-        }
-        (Some(cert_path), Some(key_path)) => {
-            let certs = read_certs(cert_path)
-                .map_err(|m| problems.push(problem("cert", m)))
-                .ok();
-            let key = read_key(key_path, &provider())
-                .map_err(|m| problems.push(problem("key", m)))
-                .ok();
-            match (certs, key) {
-                (Some(certs), Some((key, _))) => {
-                    for c in &certs {
-                        fingerprint(c.as_ref());
-                    }
-                    fingerprint(key.secret_der());
-                    Some(Some((certs, key)))
-                }
-                _ => None,
-            }
-        }
-    };
+    let identity = identity(cert.as_deref(), key.as_deref(), &mut digest, &mut problems);
     let (Some(roots), Some(identity), true) = (roots, identity, problems.is_empty()) else {
         return Err(problems);
     };
@@ -220,6 +155,102 @@ pub fn settings(section: &UpstreamTlsSection) -> Result<UpstreamTls, Problems> {
         config: Arc::new(config),
         fingerprint: digest.finalize().into(),
     })
+}
+
+/// Adds one part of the settings to their fingerprint, its length first so
+/// that two parts cannot run together into a third.
+fn fingerprint(digest: &mut Sha256, what: &[u8]) {
+    digest.update((what.len() as u64).to_be_bytes());
+    digest.update(what);
+}
+
+/// `server_name`: a DNS name or an IP address (brackets allowed).
+fn server_name(
+    name: &str,
+    digest: &mut Sha256,
+    problems: &mut Problems,
+) -> Option<ServerName<'static>> {
+    match ServerName::try_from(name.trim_matches(['[', ']']).to_string()) {
+        Ok(n) => {
+            fingerprint(digest, name.as_bytes());
+            Some(n)
+        }
+        Err(_) => {
+            problems.push(problem(
+                "server_name",
+                format!("\"{name}\" is not a DNS name or IP address"),
+            ));
+            None
+        }
+    }
+}
+
+/// `ca`: `Some(None)` for Mozilla's roots, `None` when the bundle is bad.
+fn roots(
+    ca: Option<&Path>,
+    digest: &mut Sha256,
+    problems: &mut Problems,
+) -> Option<Option<RootCertStore>> {
+    let Some(path) = ca else {
+        return Some(None);
+    };
+    match read_roots(path) {
+        Ok(roots) => {
+            for anchor in roots.roots.iter() {
+                fingerprint(digest, anchor.subject.as_ref());
+                fingerprint(digest, anchor.subject_public_key_info.as_ref());
+            }
+            Some(Some(roots))
+        }
+        Err(m) => {
+            problems.push(problem("ca", m));
+            None
+        }
+    }
+}
+
+/// A client certificate and its key.
+type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+/// `cert` and `key`, which come together: `Some(None)` for neither, `None`
+/// when either is missing or unreadable.
+fn identity(
+    cert: Option<&Path>,
+    key: Option<&Path>,
+    digest: &mut Sha256,
+    problems: &mut Problems,
+) -> Option<Option<Identity>> {
+    match (cert, key) {
+        (None, None) => Some(None),
+        (Some(_), None) => {
+            problems.push(problem(
+                "key",
+                "cert is set but key is not: the client certificate needs its private key",
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            problems.push(problem(
+                "cert",
+                "key is set but cert is not: the private key needs its certificate",
+            ));
+            None
+        }
+        (Some(cert_path), Some(key_path)) => {
+            let certs = read_certs(cert_path)
+                .map_err(|m| problems.push(problem("cert", m)))
+                .ok();
+            let key = read_key(key_path, &provider())
+                .map_err(|m| problems.push(problem("key", m)))
+                .ok();
+            let (certs, (key, _)) = (certs?, key?);
+            for c in &certs {
+                fingerprint(digest, c.as_ref());
+            }
+            fingerprint(digest, key.secret_der());
+            Some(Some((certs, key)))
+        }
+    }
 }
 
 #[cfg(test)]
