@@ -427,6 +427,9 @@ PY
 BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
 {
   echo "{"
+  # Versions are read with awk alone: `| head -1` closes the pipe early, and
+  # under pipefail a program killed by it fails the probe, which then adds
+  # "absent" on a second line and breaks the JSON.
   echo "\"mode\":\"$MODE\","
   echo "\"command\":\"bash bench/run.sh${1:+ $1}\","
   echo "\"date\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
@@ -439,10 +442,10 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
   echo "\"gateway_binary\":\"${BENCH_GATEWAY:-}\","
   echo "\"release_profile\":\"$(release_profile)\","
   echo "\"nginx\":\"$(have nginx && nginx -v 2>&1 | sed 's/.*: //' || echo absent)\","
-  echo "\"haproxy\":\"$(have haproxy && haproxy -v 2>&1 | head -1 | awk '{print $3}' || echo absent)\","
-  echo "\"caddy\":\"$(have caddy && caddy version 2>&1 | head -1 | awk '{print $1}' || echo absent)\","
-  echo "\"wrk\":\"$(have wrk && { wrk -v 2>&1 || true; } | head -1 | awk '{print $1, $2}' || echo absent)\","
-  echo "\"h2load\":\"$(have h2load && h2load --version 2>&1 | head -1 | awk '{print $2, $3}' || echo absent)\","
+  echo "\"haproxy\":\"$(have haproxy && haproxy -v 2>&1 | awk 'NR == 1 {print $3}' || echo absent)\","
+  echo "\"caddy\":\"$(have caddy && caddy version 2>&1 | awk 'NR == 1 {print $1}' || echo absent)\","
+  echo "\"wrk\":\"$(have wrk && { wrk -v 2>&1 || true; } | awk 'NR == 1 {print $1, $2}' || echo absent)\","
+  echo "\"h2load\":\"$(have h2load && h2load --version 2>&1 | awk 'NR == 1 {print $2, $3}' || echo absent)\","
   echo "\"nofile\":$NOFILE,"
   echo "\"load_before\":\"$(cut -d' ' -f1-3 /proc/loadavg)\","
   echo "\"busy_before\":\"$(ps -eo comm= | grep -cE "$BUSY_RE" || true)\""
