@@ -138,8 +138,18 @@ impl Authenticator {
                 return Ok(merge(proved));
             }
         }
+        Err(self.refusal(&checks, short_of_scopes))
+    }
+
+    /// Why no alternative was satisfied: 403 when a valid credential lacked
+    /// a scope, else 401 naming each refused credential (or asking for one).
+    fn refusal(
+        &self,
+        checks: &[Option<Check>],
+        short_of_scopes: Option<Vec<String>>,
+    ) -> GatewayError {
         if let Some(missing) = short_of_scopes {
-            return Err(GatewayError::Forbidden {
+            return GatewayError::Forbidden {
                 reason: format!(
                     "the credentials lack the required scope(s): {}",
                     missing.join(" ")
@@ -148,7 +158,7 @@ impl Authenticator {
                     "Bearer realm=\"a2a-gateway\", error=\"insufficient_scope\", scope=\"{}\"",
                     missing.join(" ")
                 )),
-            });
+            };
         }
         let invalid: Vec<String> = checks
             .iter()
@@ -177,11 +187,11 @@ impl Authenticator {
                 || "none".to_string(),
                 |i| self.config.schemes[i].name.clone(),
             );
-        Err(GatewayError::Unauthenticated {
+        GatewayError::Unauthenticated {
             reason,
             challenge,
             scheme,
-        })
+        }
     }
 
     async fn check(&self, idx: usize, parts: &Parts, peer: Option<&PeerCert>) -> Check {

@@ -101,34 +101,59 @@ async fn build(
         })
         .collect();
     let cards: Vec<(usize, Value)> = futures_util::future::join_all(fetches).await;
-    if let Some(i) = scope {
-        let name = &state.upstreams[i].name;
-        let Some((_, mut card)) = cards.into_iter().next() else {
-            return Err(GatewayError::UpstreamUnavailable {
-                upstream: name.clone(),
-                detail: "no fresh card".into(),
-            });
-        };
-        rewrite::rewrite(
-            &mut card,
-            &endpoint::agent_endpoint(state, parts, conn, name),
-        );
-        if let Some(auth) = &state.config.auth {
-            crate::auth::publish::apply(&mut card, auth);
-        }
-        let view = state.fleet.view();
-        keep_allowed_skills(state, identity, &mut card, |id| {
-            let published = view
-                .skills
-                .iter()
-                .find(|s| &s.upstream == name && s.original_id == id);
-            Some((
-                name.clone(),
-                published.map_or_else(|| id.to_string(), |s| s.id.clone()),
-            ))
-        });
-        return Ok(card);
+    match scope {
+        Some(i) => agent_card(state, parts, conn, identity, i, cards),
+        None => Ok(fleet_card(state, parts, conn, identity, &cards)),
     }
+}
+
+/// `/agents/{name}`'s extended card: that agent's, pointed at its path, with
+/// the gateway's own schemes and only the skills this caller may use.
+fn agent_card(
+    state: &AppState,
+    parts: &Parts,
+    conn: &ConnInfo,
+    identity: Option<&Identity>,
+    index: usize,
+    cards: Vec<(usize, Value)>,
+) -> Result<Value, GatewayError> {
+    let name = &state.upstreams[index].name;
+    let Some((_, mut card)) = cards.into_iter().next() else {
+        return Err(GatewayError::UpstreamUnavailable {
+            upstream: name.clone(),
+            detail: "no fresh card".into(),
+        });
+    };
+    rewrite::rewrite(
+        &mut card,
+        &endpoint::agent_endpoint(state, parts, conn, name),
+    );
+    if let Some(auth) = &state.config.auth {
+        crate::auth::publish::apply(&mut card, auth);
+    }
+    let view = state.fleet.view();
+    keep_allowed_skills(state, identity, &mut card, |id| {
+        let published = view
+            .skills
+            .iter()
+            .find(|s| &s.upstream == name && s.original_id == id);
+        Some((
+            name.clone(),
+            published.map_or_else(|| id.to_string(), |s| s.id.clone()),
+        ))
+    });
+    Ok(card)
+}
+
+/// The gateway's extended card: the agents' extended cards aggregated as
+/// the public one is, with only the skills this caller may use.
+fn fleet_card(
+    state: &AppState,
+    parts: &Parts,
+    conn: &ConnInfo,
+    identity: Option<&Identity>,
+    cards: &[(usize, Value)],
+) -> Value {
     let inputs: Vec<UpstreamCard<'_>> = cards
         .iter()
         .map(|(i, card)| UpstreamCard {
@@ -149,7 +174,7 @@ async fn build(
         let skill = built.skills.iter().find(|s| s.id == id)?;
         Some((skill.upstream.clone(), skill.id.clone()))
     });
-    Ok(card)
+    card
 }
 
 /// Leaves in `card.skills` only what this caller may use (calling it with
