@@ -1,7 +1,8 @@
 //! Who failed, and how: a call's failure mapped to the error the client
 //! gets (502 for an agent that could not be reached or answered garbage,
-//! 504 for one that took too long), and whether the call may have reached
-//! the agent, which decides whether another replica may be tried.
+//! 504 for one that took too long, 503 while every replica is ejected), and
+//! whether the call may have reached the agent, which decides whether
+//! another replica may be tried.
 
 use std::error::Error as StdError;
 use std::time::Instant;
