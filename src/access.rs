@@ -114,6 +114,13 @@ impl Record {
         std::str::from_utf8(&self.request_id).unwrap_or("-")
     }
 
+    /// Where routing sent the call.
+    pub fn routed(&mut self, meters: &Arc<UpstreamMeters>, route: &crate::routing::Route) {
+        self.upstream = Some(meters.clone());
+        self.skill = route.skill.clone();
+        self.rule = route.rule.label();
+    }
+
     /// Takes the status and (gateway) error code from the response head.
     pub fn head<B>(&mut self, response: &http::Response<B>) {
         self.status = response.status().as_u16();
@@ -126,10 +133,30 @@ impl Record {
         let elapsed = self.started.elapsed();
         let upstream = self.upstream.as_ref().map_or("none", |u| u.name());
         let skill = self.skill.as_deref().unwrap_or("none");
+        self.count(elapsed, upstream, skill);
+        if !crate::log::access_wanted() {
+            return;
+        }
+        crate::log::access(&crate::log::access_line::Fields {
+            request_id: self.request_id(),
+            client: self.client,
+            caller: self.caller.as_deref().unwrap_or("-"),
+            method: self.called.method(),
+            skill,
+            upstream,
+            rule: self.rule,
+            status: self.status,
+            code: self.code,
+            duration: elapsed,
+            request_bytes: self.request_bytes as u64,
+            response_bytes: self.response_bytes,
+            outcome,
+        });
+    }
+
+    /// `requests_total`, the duration and the byte counters.
+    fn count(&self, elapsed: std::time::Duration, upstream: &str, skill: &str) {
         let family = self.called.family();
-        // Static text for every status hyper knows: no allocation per call.
-        let code = http::StatusCode::from_u16(self.status).ok();
-        let status = code.as_ref().map_or("0", http::StatusCode::as_str);
         let m = &self.metrics;
         match (
             &self.upstream,
@@ -142,17 +169,21 @@ impl Record {
             (Some(meters), Called::Known(method), None, 200, None) => {
                 meters.answered(method).inc();
             }
-            _ => m
-                .requests
-                .with_label_values(&[
-                    self.called.version(),
-                    family,
-                    skill,
-                    upstream,
-                    status,
-                    metrics::error_class(self.code),
-                ])
-                .inc(),
+            _ => {
+                // Static text for every status hyper knows: no allocation.
+                let code = http::StatusCode::from_u16(self.status).ok();
+                let status = code.as_ref().map_or("0", http::StatusCode::as_str);
+                m.requests
+                    .with_label_values(&[
+                        self.called.version(),
+                        family,
+                        skill,
+                        upstream,
+                        status,
+                        metrics::error_class(self.code),
+                    ])
+                    .inc()
+            }
         }
         match (&self.upstream, self.called) {
             (Some(meters), Called::Known(method)) => {
@@ -175,24 +206,6 @@ impl Record {
                     .inc_by(self.response_bytes);
             }
         }
-        if !crate::log::access_wanted() {
-            return;
-        }
-        crate::log::access(&crate::log::access_line::Fields {
-            request_id: self.request_id(),
-            client: self.client,
-            caller: self.caller.as_deref().unwrap_or("-"),
-            method: self.called.method(),
-            skill,
-            upstream,
-            rule: self.rule,
-            status: self.status,
-            code: self.code,
-            duration: elapsed,
-            request_bytes: self.request_bytes as u64,
-            response_bytes: self.response_bytes,
-            outcome,
-        });
     }
 }
 

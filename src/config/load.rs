@@ -87,12 +87,7 @@ impl Checker {
     }
 
     fn config(&mut self, table: &Table) -> Option<Config> {
-        for key in table.keys().filter(|k| !SECTIONS.contains(&k.as_str())) {
-            self.err(
-                key.clone(),
-                format!("unknown section; expected one of {}", SECTIONS.join(", ")),
-            );
-        }
+        self.unknown_sections(table);
         let server = self.section::<ServerSection>(table.get("server"), "server");
         let limits = self.section::<LimitsSection>(table.get("limits"), "limits");
         let routing = self.section::<RoutingSection>(table.get("routing"), "routing");
@@ -118,14 +113,7 @@ impl Checker {
         let card_refresh = card_refresh.and_then(|c| self.card_refresh(c));
         let auth = self.optional(table, "auth", crate::auth::config::auth);
         let names: Vec<String> = upstreams.iter().map(|u| u.name.clone()).collect();
-        let rate_limits = self
-            .section::<crate::limits::rate::RateLimitsSection>(
-                table.get("rate_limits"),
-                "rate_limits",
-            )
-            .and_then(|r| {
-                self.sub_settings("rate_limits", crate::limits::rate::settings(&r, &names))
-            });
+        let rate_limits = self.rate_limits(table, &names);
         let concurrency = self
             .section::<super::file::ConcurrencySection>(table.get("concurrency"), "concurrency")
             .and_then(|c| self.concurrency(c));
@@ -133,12 +121,7 @@ impl Checker {
             .section::<crate::auth::config::AuthzSection>(table.get("authz"), "authz")
             .and_then(|a| self.sub_settings("authz", crate::auth::config::authz(&a, &names)));
         if let (Some(None), Some(rules)) = (&auth, &authz) {
-            if !rules.is_open() {
-                self.err(
-                    "authz",
-                    "authorization rules need authenticated callers: configure [auth]",
-                );
-            }
+            self.rules_need_callers(rules);
         }
         if let (Some(server), Some(None)) = (&server, &tls) {
             self.plaintext_allowed(server);
@@ -158,6 +141,41 @@ impl Checker {
             upstreams,
             log: log?,
         })
+    }
+
+    fn unknown_sections(&mut self, table: &Table) {
+        for key in table.keys().filter(|k| !SECTIONS.contains(&k.as_str())) {
+            self.err(
+                key.clone(),
+                format!("unknown section; expected one of {}", SECTIONS.join(", ")),
+            );
+        }
+    }
+
+    /// `[rate_limits]`, whose per-upstream entries must name upstreams.
+    fn rate_limits(
+        &mut self,
+        table: &Table,
+        names: &[String],
+    ) -> Option<crate::limits::rate::RateLimitSettings> {
+        let section = self.section::<crate::limits::rate::RateLimitsSection>(
+            table.get("rate_limits"),
+            "rate_limits",
+        )?;
+        self.sub_settings(
+            "rate_limits",
+            crate::limits::rate::settings(&section, names),
+        )
+    }
+
+    /// Rules that tell callers apart, with nobody authenticated.
+    fn rules_need_callers(&mut self, rules: &crate::auth::config::Authz) {
+        if !rules.is_open() {
+            self.err(
+                "authz",
+                "authorization rules need authenticated callers: configure [auth]",
+            );
+        }
     }
 
     /// A section that is off unless present (`[tls]`, `[auth]`): `Some(None)`

@@ -119,6 +119,18 @@ async fn handle_call(
     }
 }
 
+/// A streaming method sent to an agent whose card says it does not stream.
+fn can_stream(state: &AppState, method: &Method, owner: &str) -> Result<(), GatewayError> {
+    if method.family.streams() && state.fleet.view().can_stream(owner) == Some(false) {
+        let why = format!(
+            "{} streams, but agent '{owner}' does not support streaming",
+            method.name
+        );
+        return Err(GatewayError::UnsupportedOperation(why));
+    }
+    Ok(())
+}
+
 /// `auth_failures_total{scheme, reason}`.
 fn count_auth_failure(state: &AppState, error: &GatewayError) {
     let (scheme, reason) = match error {
@@ -217,20 +229,12 @@ async fn forward(
     let route = routed?;
     let owner = state.router.name(route.upstream);
     let meters = &state.meters[route.upstream];
-    record.upstream = Some(meters.clone());
-    record.skill = route.skill.clone();
-    record.rule = route.rule.label();
+    record.routed(meters, &route);
     authorize(state, &call, &route, &owner)?;
     let client = record.client.unwrap_or(origin.peer.ip());
     let permits = admit(state, &call, &route, &owner, client).await?;
     tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
-    if method.family.streams() && state.fleet.view().can_stream(&owner) == Some(false) {
-        let why = format!(
-            "{} streams, but agent '{owner}' does not support streaming",
-            method.name
-        );
-        return Err(GatewayError::UnsupportedOperation(why));
-    }
+    can_stream(state, method, &owner)?;
     learn_from_request(state, method, call.params, &owner);
     let upstream = &state.upstreams[route.upstream];
     let forwarded = (upstream.rpc_call_from(call.parts, bytes, origin, &caller))

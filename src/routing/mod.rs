@@ -177,34 +177,11 @@ impl Router {
                 return route(owner, Rule::Affinity, None);
             }
         }
-        let s = &self.settings;
-        if let Some(skill) = request::skill_hint(
-            input.headers,
-            &s.skill_header,
-            &s.metadata_keys,
-            input.params,
-        ) {
-            let owner = view.skill(&skill).and_then(|k| self.index(&k.upstream));
-            return match owner {
-                Some(upstream) => route(upstream, Rule::Hint, Some(skill)),
-                None => Err(GatewayError::UnknownSkill {
-                    skill,
-                    skills: view.skill_ids(),
-                }),
-            };
+        if let Some(hinted) = self.by_hint(input, view) {
+            return hinted.map(Decision::Route);
         }
-        // With one upstream the default takes the call whatever the text
-        // says: scoring it would only cost time (a sixth of a send's CPU).
-        let several = self.names.len() > 1;
-        if several
-            && s.matcher.enabled
-            && matches!(input.method.family, Family::Send | Family::Stream)
-        {
-            let pick =
-                request::message_text(input.params).and_then(|t| view.matcher.pick(&t, &s.matcher));
-            if let Some(upstream) = pick.as_ref().and_then(|p| self.index(&p.upstream)) {
-                return route(upstream, Rule::Match, pick.map(|p| p.skill_id));
-            }
+        if let Some(matched) = self.by_match(input, view) {
+            return Ok(Decision::Route(matched));
         }
         match self.default {
             Some(upstream) => route(upstream, Rule::Default, None),
@@ -214,6 +191,56 @@ impl Router {
                 skills: view.skill_ids(),
             }),
         }
+    }
+
+    /// Rule 2: the skill the call names, if it names one; an unknown skill
+    /// is an error, never a silent fallback.
+    fn by_hint(
+        &self,
+        input: &RouteInput<'_>,
+        view: &FleetView,
+    ) -> Option<Result<Route, GatewayError>> {
+        let s = &self.settings;
+        let skill = request::skill_hint(
+            input.headers,
+            &s.skill_header,
+            &s.metadata_keys,
+            input.params,
+        )?;
+        let owner = view.skill(&skill).and_then(|k| self.index(&k.upstream));
+        Some(match owner {
+            Some(upstream) => Ok(Route {
+                upstream,
+                rule: Rule::Hint,
+                skill: Some(skill),
+            }),
+            None => Err(GatewayError::UnknownSkill {
+                skill,
+                skills: view.skill_ids(),
+            }),
+        })
+    }
+
+    /// Rule 3: the message's text scored against the published skills.
+    fn by_match(&self, input: &RouteInput<'_>, view: &FleetView) -> Option<Route> {
+        // With one upstream the default takes the call whatever the text
+        // says: scoring it would only cost time (a sixth of a send's CPU).
+        let s = &self.settings;
+        let several = self.names.len() > 1;
+        if !several
+            || !s.matcher.enabled
+            || !matches!(input.method.family, Family::Send | Family::Stream)
+        {
+            return None;
+        }
+        let pick =
+            request::message_text(input.params).and_then(|t| view.matcher.pick(&t, &s.matcher))?;
+        let upstream = self.index(&pick.upstream)?;
+        Some(Route {
+            upstream,
+            rule: Rule::Match,
+            skill: Some(pick.skill_id),
+        })
     }
 
     /// The upstream whose card a single-agent view stands for: the default

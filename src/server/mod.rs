@@ -144,6 +144,18 @@ pub async fn serve(
         }
     }
     drop(listener);
+    drain(graceful, connections, settings.grace, closing).await;
+}
+
+/// Once the listener is closed: open connections get `grace` to finish;
+/// then open streams end cleanly with a final event, their connections get
+/// [`STREAMS_END_WAIT`] to write it, and whatever is still open is closed.
+async fn drain<T: 'static>(
+    graceful: GracefulShutdown,
+    mut connections: JoinSet<T>,
+    grace: Duration,
+    closing: CancellationToken,
+) {
     let drained = graceful.shutdown();
     tokio::pin!(drained);
     tokio::select! {
@@ -152,10 +164,8 @@ pub async fn serve(
             connections.shutdown().await;
             return;
         }
-        _ = tokio::time::sleep(settings.grace) => {}
+        _ = tokio::time::sleep(grace) => {}
     }
-    // The grace is over: open streams end cleanly with a final event, then
-    // their connections finish; whatever is still open after that is closed.
     tracing::info!(
         open = connections.len(),
         "shutdown grace expired; ending open streams"

@@ -49,6 +49,7 @@ pub struct RelaySettings {
 }
 
 pin_project! {
+    #[project = Relay]
     pub struct SseRelay<B> {
         #[pin]
         inner: B,
@@ -59,7 +60,7 @@ pin_project! {
         batch: Batch,
         settings: RelaySettings,
         closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
-        // Whether any events have been handed on yet (see `poll_frame`).
+        // Whether any events have been handed on yet (see `Relay::on_data`).
         started: bool,
         done: bool,
     }
@@ -84,6 +85,9 @@ impl<B> SseRelay<B> {
     }
 }
 
+/// What `poll_frame` gives its caller.
+type Polled = Poll<Option<Result<Frame<Bytes>, BoxError>>>;
+
 impl<B> Body for SseRelay<B>
 where
     B: Body<Data = Bytes>,
@@ -92,102 +96,30 @@ where
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Polled {
         let mut this = self.project();
         loop {
             if *this.done {
                 return Poll::Ready(None);
             }
-            match this.inner.as_mut().poll_frame(cx) {
+            let step = match this.inner.as_mut().poll_frame(cx) {
                 Poll::Ready(Some(Ok(frame))) => {
                     let deadline = Instant::now() + this.settings.idle_timeout;
                     this.idle.as_mut().reset(deadline);
-                    let Ok(data) = frame.into_data() else {
-                        continue; // trailers carry nothing for an SSE client
-                    };
-                    if let Some(events) = take_events(this.pending, this.scanner, data) {
-                        if let Some(observe) = this.settings.on_events.as_mut() {
-                            observe(&events);
-                        }
-                        this.batch.push(events);
-                        // The stream's first events go out at once: hyper
-                        // then writes them with the response head, and time
-                        // to first event does not wait for the rest of the
-                        // burst to be gathered.
-                        if !*this.started || this.batch.is_full() {
-                            *this.started = true;
-                            return Poll::Ready(this.batch.take().map(|b| Ok(Frame::data(b))));
-                        }
-                        continue;
-                    }
-                    if this.pending.len() > this.settings.max_event_bytes {
-                        let why = format!(
-                            "an SSE event exceeded {} bytes",
-                            this.settings.max_event_bytes
-                        );
-                        return finish(
-                            this.done,
-                            this.batch,
-                            this.settings,
-                            codes::UPSTREAM_BAD_RESPONSE,
-                            &why,
-                        );
+                    match frame.into_data() {
+                        Ok(data) => this.on_data(data),
+                        Err(_) => None, // trailers carry nothing for an SSE client
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
                     let why = format!("the stream broke before it ended: {e}");
-                    return finish(
-                        this.done,
-                        this.batch,
-                        this.settings,
-                        codes::UPSTREAM_STREAM_BROKEN,
-                        &why,
-                    );
+                    Some(this.finish(codes::UPSTREAM_STREAM_BROKEN, &why))
                 }
-                Poll::Ready(None) => {
-                    *this.done = true;
-                    // A clean end with a dangling partial event: pass it on
-                    // unchanged, as a direct connection would have.
-                    let rest = this.batch.take_with(this.pending.split().freeze());
-                    return Poll::Ready((!rest.is_empty()).then(|| Ok(Frame::data(rest))));
-                }
-                Poll::Pending if !this.batch.is_empty() => {
-                    // The upstream connection task passes one chunk at a time
-                    // and has just been asked for the next: give it turns
-                    // (yield, so we run again after it) while they keep
-                    // bringing events. Then write the burst at once.
-                    if this.batch.wants_turn() {
-                        crate::self_wake::yield_to_others(cx);
-                        return Poll::Pending;
-                    }
-                    return Poll::Ready(this.batch.take().map(|b| Ok(Frame::data(b))));
-                }
-                Poll::Pending => {
-                    if let Some(closing) = this.closing.as_mut() {
-                        if closing.as_mut().poll(cx).is_ready() {
-                            let why = "the gateway is shutting down; resubscribe to continue";
-                            return finish(
-                                this.done,
-                                this.batch,
-                                this.settings,
-                                codes::SHUTTING_DOWN,
-                                why,
-                            );
-                        }
-                    }
-                    ready!(this.idle.as_mut().poll(cx));
-                    let why = format!("no event for {:?}", this.settings.idle_timeout);
-                    return finish(
-                        this.done,
-                        this.batch,
-                        this.settings,
-                        codes::UPSTREAM_STREAM_IDLE,
-                        &why,
-                    );
-                }
+                Poll::Ready(None) => Some(this.end()),
+                Poll::Pending => Some(this.on_quiet(cx)),
+            };
+            if let Some(polled) = step {
+                return polled;
             }
         }
     }
@@ -198,6 +130,92 @@ where
 
     fn size_hint(&self) -> SizeHint {
         SizeHint::default()
+    }
+}
+
+impl<B> Relay<'_, B> {
+    /// A chunk from the upstream: what to give the client now, or `None`
+    /// to read on.
+    fn on_data(&mut self, data: Bytes) -> Option<Polled> {
+        let Some(events) = take_events(self.pending, self.scanner, data) else {
+            if self.pending.len() > self.settings.max_event_bytes {
+                let why = format!(
+                    "an SSE event exceeded {} bytes",
+                    self.settings.max_event_bytes
+                );
+                return Some(self.finish(codes::UPSTREAM_BAD_RESPONSE, &why));
+            }
+            return None;
+        };
+        if let Some(observe) = self.settings.on_events.as_mut() {
+            observe(&events);
+        }
+        self.batch.push(events);
+        // The stream's first events go out at once: hyper then writes them
+        // with the response head, and time to first event does not wait for
+        // the rest of the burst to be gathered.
+        if !*self.started || self.batch.is_full() {
+            *self.started = true;
+            return Some(self.flush());
+        }
+        None
+    }
+
+    /// The upstream has nothing more for now: write what was gathered, or
+    /// wait for the next chunk, the shutdown or the idle timeout.
+    fn on_quiet(&mut self, cx: &mut Context<'_>) -> Polled {
+        if !self.batch.is_empty() {
+            // The upstream connection task passes one chunk at a time and
+            // has just been asked for the next: give it turns (yield, so we
+            // run again after it) while they keep bringing events. Then
+            // write the burst at once.
+            if self.batch.wants_turn() {
+                crate::self_wake::yield_to_others(cx);
+                return Poll::Pending;
+            }
+            return self.flush();
+        }
+        if let Some(closing) = self.closing.as_mut() {
+            if closing.as_mut().poll(cx).is_ready() {
+                let why = "the gateway is shutting down; resubscribe to continue";
+                return self.finish(codes::SHUTTING_DOWN, why);
+            }
+        }
+        ready!(self.idle.as_mut().poll(cx));
+        let why = format!("no event for {:?}", self.settings.idle_timeout);
+        self.finish(codes::UPSTREAM_STREAM_IDLE, &why)
+    }
+
+    /// The events gathered so far, as one frame.
+    fn flush(&mut self) -> Polled {
+        Poll::Ready(self.batch.take().map(|b| Ok(Frame::data(b))))
+    }
+
+    /// A clean end. A dangling partial event is passed on unchanged, as a
+    /// direct connection would have.
+    fn end(&mut self) -> Polled {
+        *self.done = true;
+        let rest = self.batch.take_with(self.pending.split().freeze());
+        Poll::Ready((!rest.is_empty()).then(|| Ok(Frame::data(rest))))
+    }
+
+    /// Ends the stream with one JSON-RPC error event, after any events
+    /// still held.
+    fn finish(&mut self, code: i32, why: &str) -> Polled {
+        *self.done = true;
+        let settings = &*self.settings;
+        tracing::warn!(request_id = &*settings.x_request_id, upstream = %settings.upstream, code, "{why}");
+        let message = match code {
+            codes::SHUTTING_DOWN => why.to_string(),
+            _ => format!("upstream '{}': {why}", settings.upstream),
+        };
+        let data = serde_json::json!({ "upstream": &*settings.upstream });
+        let body = jsonrpc::error_body(settings.request_id.as_deref(), code, &message, Some(&data));
+        let mut event = BytesMut::with_capacity(body.len() + 8);
+        event.extend_from_slice(b"data: ");
+        event.extend_from_slice(&body);
+        event.extend_from_slice(b"\n\n");
+        Poll::Ready(Some(Ok(Frame::data(self.batch.take_with(event.freeze())))))
     }
 }
 
@@ -216,29 +234,6 @@ fn take_events(pending: &mut BytesMut, scanner: &mut EventScanner, data: Bytes) 
     pending.extend_from_slice(&data);
     let n = scanner.scan(pending);
     (n > 0).then(|| pending.split_to(n).freeze())
-}
-
-/// Ends the stream with one JSON-RPC error event, after any events still held.
-fn finish(
-    done: &mut bool,
-    batch: &mut Batch,
-    settings: &RelaySettings,
-    code: i32,
-    why: &str,
-) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-    *done = true;
-    tracing::warn!(request_id = &*settings.x_request_id, upstream = %settings.upstream, code, "{why}");
-    let message = match code {
-        codes::SHUTTING_DOWN => why.to_string(),
-        _ => format!("upstream '{}': {why}", settings.upstream),
-    };
-    let data = serde_json::json!({ "upstream": &*settings.upstream });
-    let body = jsonrpc::error_body(settings.request_id.as_deref(), code, &message, Some(&data));
-    let mut event = BytesMut::with_capacity(body.len() + 8);
-    event.extend_from_slice(b"data: ");
-    event.extend_from_slice(&body);
-    event.extend_from_slice(b"\n\n");
-    Poll::Ready(Some(Ok(Frame::data(batch.take_with(event.freeze())))))
 }
 
 #[cfg(test)]

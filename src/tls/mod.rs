@@ -362,53 +362,13 @@ fn build(settings: &TlsSettings) -> Result<Built, Problems> {
     let (Some(certs), Some((key, signing_key)), Some(roots)) = (certs, key, roots) else {
         return Err(problems);
     };
-    match CertifiedKey::new(certs.clone(), signing_key).keys_match() {
-        Ok(()) | Err(rustls::Error::InconsistentKeys(InconsistentKeys::Unknown)) => {}
-        Err(rustls::Error::InconsistentKeys(InconsistentKeys::KeyMismatch)) => {
-            return Err(vec![problem(
-                "key",
-                format!(
-                    "the private key in {} does not belong to the certificate in {} (the first certificate of the chain must be the key's)",
-                    settings.key.display(),
-                    settings.cert.display()
-                ),
-            )]);
-        }
-        Err(e) => {
-            return Err(vec![problem(
-                "cert",
-                format!(
-                    "the certificate in {} cannot be used: {e}",
-                    settings.cert.display()
-                ),
-            )]);
-        }
-    }
+    key_matches(settings, &certs, signing_key)?;
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|e| vec![problem("", format!("TLS set-up failed: {e}"))])?;
-    let builder = match (settings.client_auth, roots) {
-        (ClientAuth::None, _) => builder.with_no_client_auth(),
-        (auth, None) => {
-            return Err(vec![problem(
-                "client_auth",
-                format!("\"{}\" needs client_ca", auth.as_str()),
-            )]);
-        }
-        (auth, Some(roots)) => {
-            let mut verifier =
-                WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone());
-            if auth == ClientAuth::Optional {
-                verifier = verifier.allow_unauthenticated();
-            }
-            let verifier = verifier.build().map_err(|e| {
-                vec![problem(
-                    "client_ca",
-                    format!("cannot verify client certificates with it: {e}"),
-                )]
-            })?;
-            builder.with_client_cert_verifier(verifier)
-        }
+    let builder = match client_verifier(settings.client_auth, roots, &provider)? {
+        None => builder.with_no_client_auth(),
+        Some(verifier) => builder.with_client_cert_verifier(verifier),
     };
     let (subject, not_after, currently_valid) = leaf_summary(&certs[0]);
     let mut config = builder.with_single_cert(certs, key).map_err(|e| {
@@ -428,6 +388,64 @@ fn build(settings: &TlsSettings) -> Result<Built, Problems> {
         not_after,
         currently_valid,
     })
+}
+
+/// The key must be the certificate's (the first of the chain). A key
+/// rustls cannot compare is let through.
+fn key_matches(
+    settings: &TlsSettings,
+    certs: &[CertificateDer<'static>],
+    signing_key: Arc<dyn rustls::sign::SigningKey>,
+) -> Result<(), Problems> {
+    match CertifiedKey::new(certs.to_vec(), signing_key).keys_match() {
+        Ok(()) | Err(rustls::Error::InconsistentKeys(InconsistentKeys::Unknown)) => Ok(()),
+        Err(rustls::Error::InconsistentKeys(InconsistentKeys::KeyMismatch)) => Err(vec![problem(
+            "key",
+            format!(
+                "the private key in {} does not belong to the certificate in {} (the first certificate of the chain must be the key's)",
+                settings.key.display(),
+                settings.cert.display()
+            ),
+        )]),
+        Err(e) => Err(vec![problem(
+            "cert",
+            format!(
+                "the certificate in {} cannot be used: {e}",
+                settings.cert.display()
+            ),
+        )]),
+    }
+}
+
+/// The verifier of client certificates that `auth` asks for (`None`: no
+/// client authentication).
+fn client_verifier(
+    auth: ClientAuth,
+    roots: Option<rustls::RootCertStore>,
+    provider: &Arc<CryptoProvider>,
+) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, Problems> {
+    let roots = match (auth, roots) {
+        (ClientAuth::None, _) => return Ok(None),
+        (auth, None) => {
+            return Err(vec![problem(
+                "client_auth",
+                format!("\"{}\" needs client_ca", auth.as_str()),
+            )]);
+        }
+        (_, Some(roots)) => roots,
+    };
+    let mut verifier =
+        WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone());
+    if auth == ClientAuth::Optional {
+        verifier = verifier.allow_unauthenticated();
+    }
+    let verifier = verifier.build().map_err(|e| {
+        vec![problem(
+            "client_ca",
+            format!("cannot verify client certificates with it: {e}"),
+        )]
+    })?;
+    Ok(Some(verifier))
 }
 
 fn leaf_summary(der: &CertificateDer<'_>) -> (String, String, bool) {

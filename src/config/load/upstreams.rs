@@ -51,29 +51,9 @@ impl Checker {
 
     pub(super) fn upstream(&mut self, i: usize, u: UpstreamSection) -> Option<Upstream> {
         let at = |field: &str| format!("upstreams[{i}].{field}");
-        if u.name.is_empty()
-            || !u
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            self.err(
-                at("name"),
-                "must be non-empty and use only letters, digits, '-' and '_' (it appears in URLs)",
-            );
-        }
+        self.upstream_name(&at("name"), &u.name);
         let urls = self.replica_urls(i, &u);
-        let balance = match u.balance.as_str() {
-            "least_outstanding" => Some(Balance::LeastOutstanding),
-            "round_robin" => Some(Balance::RoundRobin),
-            other => {
-                self.err(
-                    at("balance"),
-                    format!("must be \"least_outstanding\" or \"round_robin\", not \"{other}\""),
-                );
-                None
-            }
-        };
+        let balance = self.balance(&at("balance"), &u.balance);
         let open_for = self.duration(&at("breaker.open_for"), &u.breaker.open_for);
         if u.breaker.failures == 0 {
             self.err(at("breaker.failures"), "must be at least 1");
@@ -89,18 +69,8 @@ impl Checker {
             .card_url
             .as_deref()
             .map(|c| self.upstream_url(&at("card_url"), c));
-        let identity_header = match u
-            .identity_header
-            .as_deref()
-            .map(|h| HeaderName::from_bytes(h.as_bytes()))
-        {
-            None => Some(None),
-            Some(Ok(h)) => Some(Some(h)),
-            Some(Err(_)) => {
-                self.err(at("identity_header"), "not a valid HTTP header name");
-                None
-            }
-        };
+        let identity_header =
+            self.identity_header(&at("identity_header"), u.identity_header.as_deref());
         let skills = self.skills(&at("skills"), u.skills);
         let tls = self.upstream_tls(
             &at("tls"),
@@ -108,11 +78,7 @@ impl Checker {
             urls.as_deref(),
             card_url.as_ref(),
         );
-        let headers: Vec<_> = u
-            .headers
-            .iter()
-            .filter_map(|(name, source)| self.header(&at(&format!("headers.{name}")), name, source))
-            .collect();
+        let headers = self.upstream_headers(&at("headers"), &u.headers);
         let urls = urls?;
         Some(Upstream {
             name: u.name,
@@ -141,6 +107,55 @@ impl Checker {
             identity_header: identity_header?,
             tls: tls?,
         })
+    }
+
+    /// `[upstreams.headers]`: each header to set on calls, checked.
+    fn upstream_headers(
+        &mut self,
+        path: &str,
+        headers: &std::collections::BTreeMap<String, HeaderSource>,
+    ) -> Vec<(HeaderName, HeaderValue)> {
+        headers
+            .iter()
+            .filter_map(|(name, source)| self.header(&format!("{path}.{name}"), name, source))
+            .collect()
+    }
+
+    /// An upstream's name appears in URLs (`/agents/{name}`).
+    fn upstream_name(&mut self, path: &str, name: &str) {
+        let url_safe = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+        if name.is_empty() || !name.chars().all(url_safe) {
+            self.err(
+                path,
+                "must be non-empty and use only letters, digits, '-' and '_' (it appears in URLs)",
+            );
+        }
+    }
+
+    fn balance(&mut self, path: &str, balance: &str) -> Option<Balance> {
+        match balance {
+            "least_outstanding" => Some(Balance::LeastOutstanding),
+            "round_robin" => Some(Balance::RoundRobin),
+            other => {
+                self.err(
+                    path,
+                    format!("must be \"least_outstanding\" or \"round_robin\", not \"{other}\""),
+                );
+                None
+            }
+        }
+    }
+
+    /// `identity_header`: `Some(None)` when not set, `None` when invalid.
+    fn identity_header(&mut self, path: &str, name: Option<&str>) -> Option<Option<HeaderName>> {
+        match name.map(|h| HeaderName::from_bytes(h.as_bytes())) {
+            None => Some(None),
+            Some(Ok(h)) => Some(Some(h)),
+            Some(Err(_)) => {
+                self.err(path, "not a valid HTTP header name");
+                None
+            }
+        }
     }
 
     /// `[upstreams.tls]`: built when given, the shared default otherwise; a
