@@ -33,22 +33,16 @@ pub async fn dispatch(
         return GatewayError::HeadTooLarge { limit }.into_response(None);
     }
     let path = state.local_path(parts.uri.path()).to_string();
-    let (scope, rest) = match path.strip_prefix("/agents/") {
-        Some(tail) => {
-            let (name, rest) = tail.split_once('/').map_or((tail, "/"), |(n, r)| (n, r));
-            match state.router.index(name) {
-                Some(i) => (Some(i), format!("/{}", rest.trim_start_matches('/'))),
-                None => {
-                    // Credentials first: which agent names exist is not
-                    // told to unauthenticated callers.
-                    if let Err(e) = state.authenticate(&parts, &conn).await {
-                        return e.into_response(None);
-                    }
-                    return unknown_agent(&parts, name);
-                }
+    let (scope, rest) = match scoped(&state, path) {
+        Ok(scoped) => scoped,
+        Err(name) => {
+            // Credentials first: which agent names exist is not told to
+            // unauthenticated callers.
+            if let Err(e) = state.authenticate(&parts, &conn).await {
+                return e.into_response(None);
             }
+            return unknown_agent(&parts, &name);
         }
-        None => (None, path),
     };
     let is_card = CARD_PATHS.contains(&rest.as_str());
     let is_extended = EXTENDED_CARD_PATHS.contains(&rest.as_str());
@@ -82,6 +76,19 @@ pub async fn dispatch(
             hint: "JSON-RPC is served by POST / (or POST /agents/{name}), the Agent Card at GET /.well-known/agent-card.json",
         }
         .into_response(None),
+    }
+}
+
+/// `/agents/{name}/rest`: that agent's index and the path within it, or
+/// `Err(name)` when no agent has the name. Any other path is the gateway's.
+fn scoped(state: &AppState, path: String) -> Result<(Option<usize>, String), String> {
+    let Some(tail) = path.strip_prefix("/agents/") else {
+        return Ok((None, path));
+    };
+    let (name, rest) = tail.split_once('/').unwrap_or((tail, "/"));
+    match state.router.index(name) {
+        Some(i) => Ok((Some(i), format!("/{}", rest.trim_start_matches('/')))),
+        None => Err(name.to_string()),
     }
 }
 

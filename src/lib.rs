@@ -59,27 +59,28 @@ pub fn build(config: Config) -> Gateway {
     }
 }
 
+/// The listener's certificate and key, read once before serving.
+fn load_tls(settings: Option<&tls::TlsSettings>) -> std::io::Result<Option<Arc<tls::TlsState>>> {
+    settings
+        .map(|settings| {
+            tls::TlsState::load(settings)
+                .map_err(|e| std::io::Error::other(format!("cannot load the TLS certificate: {e}")))
+        })
+        .transpose()
+}
+
 impl Gateway {
     /// Binds the proxy and admin listeners (port 0 picks a free port) and
     /// starts serving in the background.
     pub async fn start(self) -> std::io::Result<Running> {
         let state = self.shared.load_full();
-        let tls = match &state.config.tls {
-            Some(settings) => Some(tls::TlsState::load(settings).map_err(|e| {
-                std::io::Error::other(format!("cannot load the TLS certificate: {e}"))
-            })?),
-            None => None,
-        };
+        let tls = load_tls(state.config.tls.as_ref())?;
         let server = &state.config.server;
         let listener = TcpListener::bind(server.listen).await?;
         let admin_listener = TcpListener::bind(server.admin_listen).await?;
         let addr = listener.local_addr()?;
         let admin_addr = admin_listener.local_addr()?;
         let settings = server::Settings::new(server, &state.config.limits);
-        let counted = server::Counted {
-            open: state.metrics.connections_open.clone(),
-            accepted: state.metrics.connections.clone(),
-        };
         // The first card round is awaited (each fetch is bounded by the
         // refresh timeout) so the gateway starts with the skills it can
         // route; a dead upstream delays start-up by that bound at most.
@@ -93,7 +94,10 @@ impl Gateway {
             listener,
             stack::proxy(self.shared.clone()),
             server::Settings {
-                counted: Some(counted),
+                counted: Some(server::Counted {
+                    open: state.metrics.connections_open.clone(),
+                    accepted: state.metrics.connections.clone(),
+                }),
                 ..settings.clone()
             },
             tls.clone(),

@@ -80,26 +80,9 @@ async fn handle_call(
     record.request_bytes = bytes.len();
     // What reading the params builds lives here, for as long as the call.
     let arena = crate::sketch::arena();
-    let envelope = match one_pass::parse(&bytes, &arena) {
-        Ok(env) => env,
-        Err(e) => {
-            return GatewayError::Rpc {
-                code: e.code,
-                message: e.message,
-            }
-            .into_response(e.id)
-        }
-    };
-    let id = envelope.id;
-    let Some(method) = methods::lookup(&envelope.method) else {
-        record.called = Called::Unknown;
-        let name: String = envelope.method.chars().take(MAX_ECHOED_METHOD).collect();
-        return GatewayError::MethodNotFound(name).into_response(id);
-    };
-    record.called = Called::Known(method);
-    let params = match envelope.params.validate(method, &arena) {
-        Ok(p) => p,
-        Err(msg) => return GatewayError::InvalidParams(msg).into_response(id),
+    let (id, method, params) = match read_call(&bytes, &arena, record) {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
     let call = Call {
         parts,
@@ -129,6 +112,37 @@ fn can_stream(state: &AppState, method: &Method, owner: &str) -> Result<(), Gate
         return Err(GatewayError::UnsupportedOperation(why));
     }
     Ok(())
+}
+
+/// A call's id, method and validated params.
+type ReadCall<'a> = (Option<&'a RawValue>, &'static Method, Option<Sketch<'a>>);
+
+/// A call's id, method and validated params, as read from `bytes`; or the
+/// answer that refuses it.
+#[allow(clippy::result_large_err)] // the refusal is the response itself
+fn read_call<'a>(
+    bytes: &'a [u8],
+    arena: &'a bumpalo::Bump,
+    record: &mut Record,
+) -> Result<ReadCall<'a>, Response<Body>> {
+    let envelope = one_pass::parse(bytes, arena).map_err(|e| {
+        GatewayError::Rpc {
+            code: e.code,
+            message: e.message,
+        }
+        .into_response(e.id)
+    })?;
+    let id = envelope.id;
+    let Some(method) = methods::lookup(&envelope.method) else {
+        record.called = Called::Unknown;
+        let name: String = envelope.method.chars().take(MAX_ECHOED_METHOD).collect();
+        return Err(GatewayError::MethodNotFound(name).into_response(id));
+    };
+    record.called = Called::Known(method);
+    match envelope.params.validate(method, arena) {
+        Ok(params) => Ok((id, method, params)),
+        Err(msg) => Err(GatewayError::InvalidParams(msg).into_response(id)),
+    }
 }
 
 /// `auth_failures_total{scheme, reason}`.
@@ -188,6 +202,36 @@ struct Call<'a> {
     path_upstream: Option<usize>,
 }
 
+impl Call<'_> {
+    /// What routing may look at.
+    fn route_input(&self) -> RouteInput<'_> {
+        RouteInput {
+            method: self.method,
+            params: self.params,
+            headers: &self.parts.headers,
+            path_upstream: self.path_upstream,
+        }
+    }
+}
+
+/// `GetExtendedAgentCard` (1.0), answered by the gateway itself.
+async fn extended_card(
+    state: &Arc<AppState>,
+    call: &Call<'_>,
+    origin: &crate::upstream::Origin,
+) -> Response<Body> {
+    extended::answer(
+        state,
+        &call.parts,
+        call.conn,
+        origin,
+        call.id,
+        call.path_upstream,
+        call.identity,
+    )
+    .await
+}
+
 async fn forward(
     state: &Arc<AppState>,
     call: Call<'_>,
@@ -207,24 +251,17 @@ async fn forward(
         subject: call.identity.map(|i| i.subject.as_str()),
     };
     if method.family == Family::ExtendedCard {
-        return Ok(extended::answer(
-            state,
-            parts,
-            call.conn,
-            &origin,
-            call.id,
-            call.path_upstream,
-            call.identity,
-        )
-        .await);
+        return Ok(extended_card(state, &call, &origin).await);
     }
-    let input = RouteInput {
-        method,
-        params: call.params,
-        headers: &parts.headers,
-        path_upstream: call.path_upstream,
-    };
-    let routed = route(state, &input, parts, &origin, &caller, call.identity).await;
+    let routed = route(
+        state,
+        &call.route_input(),
+        parts,
+        &origin,
+        &caller,
+        call.identity,
+    )
+    .await;
     state.metrics.routed(routed.as_ref().ok().map(|r| r.rule));
     let route = routed?;
     let owner = state.router.name(route.upstream);
@@ -245,10 +282,7 @@ async fn forward(
         .upstream_duration()
         .observe(asked.elapsed().as_secs_f64());
     let response = response?;
-    let seen = Sighting {
-        skill: route.skill.clone(),
-        started: record.started(),
-    };
+    let seen = Sighting::new(&route, record);
     Ok(relay(
         response, state, owner, call.id, record, permits, seen,
     ))

@@ -89,6 +89,15 @@ pub(super) struct Sighting {
     pub(super) started: std::time::Instant,
 }
 
+impl Sighting {
+    pub(super) fn new(route: &crate::routing::Route, record: &Record) -> Self {
+        Self {
+            skill: route.skill.clone(),
+            started: record.started(),
+        }
+    }
+}
+
 /// `sse_streams_open` (and `crate::memory_release`) count this stream while
 /// it lives.
 struct StreamOpen(Arc<crate::metrics::Metrics>, crate::memory_release::Active);

@@ -93,50 +93,13 @@ fn problem(field: &str, message: impl Into<String>) -> (String, String) {
 /// reports unreadable or invalid PEM.
 pub fn settings(section: &TlsSection) -> Result<TlsSettings, Vec<(String, String)>> {
     let mut problems = Problems::new();
-    let reload_interval = match humantime::parse_duration(&section.reload_interval) {
-        Ok(d) if !d.is_zero() => d,
-        Ok(_) => {
-            problems.push(problem("reload_interval", "must be greater than zero"));
-            Duration::ZERO
-        }
-        Err(_) => {
-            problems.push(problem(
-                "reload_interval",
-                format!(
-                    "expected a duration like \"500ms\", \"30s\" or \"5m\", not \"{}\"",
-                    section.reload_interval
-                ),
-            ));
-            Duration::ZERO
-        }
-    };
+    let reload_interval = reload_interval(&section.reload_interval, &mut problems);
     let client_ca = section.client_ca.as_deref().map(PathBuf::from);
-    let client_auth = match section.client_auth.as_deref() {
-        None if client_ca.is_some() => ClientAuth::Required,
-        None | Some("none") => ClientAuth::None,
-        Some("optional") => ClientAuth::Optional,
-        Some("required") => ClientAuth::Required,
-        Some(other) => {
-            problems.push(problem(
-                "client_auth",
-                format!("expected \"none\", \"optional\" or \"required\", not \"{other}\""),
-            ));
-            ClientAuth::None
-        }
-    };
-    let client_auth = if client_auth != ClientAuth::None && client_ca.is_none() {
-        problems.push(problem(
-            "client_auth",
-            format!(
-                "\"{}\" needs client_ca: the PEM bundle of the CAs whose client certificates are accepted",
-                client_auth.as_str()
-            ),
-        ));
-        // Checked; the files are still read below.
-        ClientAuth::None
-    } else {
-        client_auth
-    };
+    let client_auth = client_auth(
+        section.client_auth.as_deref(),
+        client_ca.is_some(),
+        &mut problems,
+    );
     let settings = TlsSettings {
         cert: PathBuf::from(&section.cert),
         key: PathBuf::from(&section.key),
@@ -152,6 +115,53 @@ pub fn settings(section: &TlsSection) -> Result<TlsSettings, Vec<(String, String
     } else {
         Err(problems)
     }
+}
+
+fn reload_interval(text: &str, problems: &mut Problems) -> Duration {
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => d,
+        Ok(_) => {
+            problems.push(problem("reload_interval", "must be greater than zero"));
+            Duration::ZERO
+        }
+        Err(_) => {
+            problems.push(problem(
+                "reload_interval",
+                format!("expected a duration like \"500ms\", \"30s\" or \"5m\", not \"{text}\""),
+            ));
+            Duration::ZERO
+        }
+    }
+}
+
+/// `client_auth`: `required` when only `client_ca` is given; any asking
+/// for client certificates needs `client_ca`.
+fn client_auth(asked: Option<&str>, has_ca: bool, problems: &mut Problems) -> ClientAuth {
+    let client_auth = match asked {
+        None if has_ca => ClientAuth::Required,
+        None | Some("none") => ClientAuth::None,
+        Some("optional") => ClientAuth::Optional,
+        Some("required") => ClientAuth::Required,
+        Some(other) => {
+            problems.push(problem(
+                "client_auth",
+                format!("expected \"none\", \"optional\" or \"required\", not \"{other}\""),
+            ));
+            ClientAuth::None
+        }
+    };
+    if client_auth != ClientAuth::None && !has_ca {
+        problems.push(problem(
+            "client_auth",
+            format!(
+                "\"{}\" needs client_ca: the PEM bundle of the CAs whose client certificates are accepted",
+                client_auth.as_str()
+            ),
+        ));
+        // Checked; the files are still read.
+        return ClientAuth::None;
+    }
+    client_auth
 }
 
 pub struct TlsState {

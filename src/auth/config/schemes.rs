@@ -54,27 +54,33 @@ pub(super) fn scheme(
             open_id_connect_url,
             description,
             jwt,
-        } => {
-            if !open_id_connect_url.starts_with("https://")
-                && !open_id_connect_url.starts_with("http://")
-            {
-                problems.push((at("open_id_connect_url"), "must be an absolute URL".into()));
-            }
-            let jwt = jwt_settings(jwt, &at("jwt"), problems)?;
-            (
-                description,
-                SchemeKind::OpenIdConnect {
-                    url: open_id_connect_url.clone(),
-                    jwt,
-                },
-            )
-        }
+        } => (
+            description,
+            open_id_scheme(open_id_connect_url, jwt, &at, problems)?,
+        ),
         SchemeSection::MutualTls { description } => (description, SchemeKind::MutualTls),
     };
     (problems.len() == before).then(|| Scheme {
         name: name.to_string(),
         description: description.clone(),
         kind,
+    })
+}
+
+/// `type = "openIdConnect"`: the discovery URL, and how tokens are checked.
+fn open_id_scheme(
+    url: &str,
+    jwt: &JwtSection,
+    at: &dyn Fn(&str) -> String,
+    problems: &mut Problems,
+) -> Option<SchemeKind> {
+    if !url.starts_with("https://") && !url.starts_with("http://") {
+        problems.push((at("open_id_connect_url"), "must be an absolute URL".into()));
+    }
+    let jwt = jwt_settings(jwt, &at("jwt"), problems)?;
+    Some(SchemeKind::OpenIdConnect {
+        url: url.to_string(),
+        jwt,
     })
 }
 
