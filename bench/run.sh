@@ -15,7 +15,7 @@
 # access_log off; instructions per call are also counted at the shipped level,
 # info (gateway-info).
 #
-#   bash bench/run.sh            full run (~10 min after the builds): RESULTS.md
+#   bash bench/run.sh            full run (~18 min after the builds): RESULTS.md
 #   bash bench/run.sh --smoke    every workload for ~1 s (debug builds, no nginx
 #                                install): checks the harness works; fails if
 #                                any request fails. Report: bench/out/smoke/
@@ -152,14 +152,14 @@ wait_http() { # URL SECONDS: until it answers 2xx
 
 # ---------------------------------------------------------------- tools
 if [ "$MODE" = full ]; then want=(wrk h2load nginx valgrind haproxy caddy); else want=(wrk h2load); fi
-[ "$MODE" = profile ] && want=(valgrind wrk)
+[ "$MODE" = profile ] && want=(perf valgrind wrk)
 missing=()
 for t in "${want[@]}"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   pkgs=()
   for t in "${missing[@]}"; do
-    case $t in h2load) pkgs+=(nghttp2-client) ;; *) pkgs+=("$t") ;; esac
+    case $t in h2load) pkgs+=(nghttp2-client) ;; perf) pkgs+=(linux-perf) ;; *) pkgs+=("$t") ;; esac
   done
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
@@ -374,9 +374,9 @@ if [ "$MODE" = profile ]; then
         -o "$OUT/perf-$w.data" -- sleep 4 >/dev/null 2>&1 || note "perf record failed for $w"
       stop_pid "$load"
       perf report -i "$OUT/perf-$w.data" --stdio --children --sort symbol --percent-limit 0.7 -g none 2>/dev/null |
-        grep -v '^#' | grep -v '^$' | cut -c1-220 >"$OUT/perf-$w-inclusive.txt" || true
+        grep -v '^#' | grep -v '^$' | cut -c1-220 | sed 's/[[:space:]]*$//' >"$OUT/perf-$w-inclusive.txt" || true
       perf report -i "$OUT/perf-$w.data" --stdio --no-children --sort dso,symbol --percent-limit 0.5 -g none 2>/dev/null |
-        grep -v '^#' | grep -v '^$' | cut -c1-220 >"$OUT/perf-$w-self.txt" || true
+        grep -v '^#' | grep -v '^$' | cut -c1-220 | sed 's/[[:space:]]*$//' >"$OUT/perf-$w-self.txt" || true
       note "$w: $OUT/perf-$w-inclusive.txt, $OUT/perf-$w-self.txt"
     done
     stop_gateway
