@@ -161,3 +161,43 @@ fn unknown_agent(parts: &Parts, name: &str) -> Response<Body> {
     }
     .into_response(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_agents() -> AppState {
+        let config = crate::config::load_str(
+            "[[upstreams]]\nname = \"a\"\nurl = \"http://127.0.0.1:9\"\n\n\
+             [[upstreams]]\nname = \"b\"\nurl = \"http://127.0.0.1:10\"\n",
+        )
+        .unwrap();
+        AppState::new(config)
+    }
+
+    fn scope(state: &AppState, path: &str) -> Result<(Option<usize>, String), String> {
+        scoped(state, path.to_string())
+    }
+
+    #[test]
+    fn an_agents_path_names_the_agent_and_the_path_within_it() {
+        let state = two_agents();
+        assert_eq!(scope(&state, "/agents/b"), Ok((Some(1), "/".into())));
+        assert_eq!(scope(&state, "/agents/b/"), Ok((Some(1), "/".into())));
+        assert_eq!(
+            scope(&state, "/agents/a/.well-known/agent-card.json"),
+            Ok((Some(0), "/.well-known/agent-card.json".into()))
+        );
+        assert_eq!(scope(&state, "/agents/b//x"), Ok((Some(1), "/x".into())));
+    }
+
+    #[test]
+    fn other_paths_are_the_gateways_and_an_unknown_name_is_given_back() {
+        let state = two_agents();
+        assert_eq!(scope(&state, "/"), Ok((None, "/".into())));
+        assert_eq!(scope(&state, "/agents"), Ok((None, "/agents".into())));
+        assert_eq!(scope(&state, "/agentsx/a"), Ok((None, "/agentsx/a".into())));
+        assert_eq!(scope(&state, "/agents/c/x"), Err("c".into()));
+        assert_eq!(scope(&state, "/agents/"), Err(String::new()));
+    }
+}
