@@ -69,19 +69,6 @@ pub struct PushGuard {
     pub resolve_timeout: Duration,
 }
 
-impl Default for PushGuard {
-    /// The defaults of an empty `[push_guard]`: on, https only, no exceptions.
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            allow_http: false,
-            allow_hosts: Vec::new(),
-            allow_cidrs: Vec::new(),
-            resolve_timeout: Duration::from_secs(2),
-        }
-    }
-}
-
 /// Validates a section: `(field, message)` for every problem.
 pub fn settings(section: &PushGuardSection) -> Result<PushGuard, Vec<(String, String)>> {
     let mut problems = Vec::new();
