@@ -58,6 +58,17 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 /// Parses one JSON-RPC request object. Batches are refused here: A2A defines
 /// no batch semantics and a batch cannot be routed to one upstream.
 pub fn parse(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
+    // JSON is UTF-8 (RFC 8259). serde_json checks the strings it reads but
+    // not the bytes of members it skips, so the whole body is checked here:
+    // an agent must never be handed a body the gateway would call JSON.
+    let Some(text) = crate::utf8::text(body) else {
+        return Err(EnvelopeError {
+            id: None,
+            code: PARSE_ERROR,
+            message: "invalid JSON: the body is not UTF-8".into(),
+        });
+    };
+    let body = text.as_bytes();
     let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
     if first == Some(b'[') {
         return Err(match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
@@ -68,7 +79,7 @@ pub fn parse(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
             Err(e) => parse_error(&e),
         });
     }
-    let raw: RawEnvelope<'_> = match serde_json::from_slice(body) {
+    let raw: RawEnvelope<'_> = match serde_json::from_str(text) {
         Ok(raw) => raw,
         Err(e) => return Err(classify(body, &e)),
     };
@@ -273,6 +284,18 @@ mod tests {
             let (id, code, msg) = err(body);
             assert_eq!(code, INVALID_REQUEST, "body {body}: {msg}");
             assert_eq!(id.as_deref(), want_id, "body {body}");
+        }
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_a_parse_error_wherever_the_byte_is() {
+        for body in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"x\":\"\xff\"}"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":\"\xfe\"}}",
+        ] {
+            let e = parse(body).unwrap_err();
+            assert_eq!((e.id.is_none(), e.code), (true, PARSE_ERROR));
+            assert!(e.message.contains("not UTF-8"), "{}", e.message);
         }
     }
 

@@ -1,10 +1,10 @@
 //! What the gateway knows of the A2A protocol: the JSON-RPC envelope, the
-//! method table of every version and the params each method needs.
+//! method table of every version, the one typed model of calls and answers,
+//! and what each call must carry.
 
-mod hand_read;
 pub mod jsonrpc;
 pub mod methods;
-pub mod one_pass;
-pub mod params;
+pub mod model;
+pub mod validate;
 
 pub use methods::{Family, Method, Version};

@@ -12,7 +12,8 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
-use crate::a2a::{jsonrpc, methods, one_pass, Family, Method};
+use crate::a2a::model::{read, Params};
+use crate::a2a::{jsonrpc, methods, validate, Family, Method};
 use crate::access::{Called, Logged, Record};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
@@ -21,7 +22,6 @@ use crate::card::extended;
 use crate::error::GatewayError;
 use crate::limits::concurrency::StreamPermit;
 use crate::routing::{Route, RouteInput};
-use crate::sketch::Sketch;
 use crate::state::{AppState, ConnInfo};
 use crate::upstream::{headers, Caller};
 
@@ -78,9 +78,7 @@ async fn handle_call(
         Err(e) => return e.into_response(None),
     };
     record.request_bytes = bytes.len();
-    // What reading the params builds lives here, for as long as the call.
-    let arena = crate::sketch::arena();
-    let (id, method, params) = match read_call(&bytes, &arena, record) {
+    let (id, method, params) = match read_call(&bytes, record) {
         Ok(read) => read,
         Err(refused) => return refused,
     };
@@ -89,7 +87,7 @@ async fn handle_call(
         conn,
         id,
         method,
-        params: params.as_ref(),
+        params: &params,
         identity: identity.as_ref(),
         path_upstream,
     };
@@ -115,17 +113,13 @@ fn can_stream(state: &AppState, method: &Method, owner: &str) -> Result<(), Gate
 }
 
 /// A call's id, method and validated params.
-type ReadCall<'a> = (Option<&'a RawValue>, &'static Method, Option<Sketch<'a>>);
+type ReadCall<'a> = (Option<&'a RawValue>, &'static Method, Params<'a>);
 
 /// A call's id, method and validated params, as read from `bytes`; or the
 /// answer that refuses it.
 #[allow(clippy::result_large_err)] // the refusal is the response itself
-fn read_call<'a>(
-    bytes: &'a [u8],
-    arena: &'a bumpalo::Bump,
-    record: &mut Record,
-) -> Result<ReadCall<'a>, Response<Body>> {
-    let envelope = one_pass::parse(bytes, arena).map_err(|e| {
+fn read_call<'a>(bytes: &'a [u8], record: &mut Record) -> Result<ReadCall<'a>, Response<Body>> {
+    let envelope = jsonrpc::parse(bytes).map_err(|e| {
         GatewayError::Rpc {
             code: e.code,
             message: e.message,
@@ -139,7 +133,9 @@ fn read_call<'a>(
         return Err(GatewayError::MethodNotFound(name).into_response(id));
     };
     record.called = Called::Known(method);
-    match envelope.params.validate(method, arena) {
+    let params = read::params(method, envelope.params)
+        .and_then(|params| validate::check(method, &params).map(|()| params));
+    match params {
         Ok(params) => Ok((id, method, params)),
         Err(msg) => Err(GatewayError::InvalidParams(msg).into_response(id)),
     }
@@ -197,7 +193,7 @@ struct Call<'a> {
     conn: &'a ConnInfo,
     id: Option<&'a RawValue>,
     method: &'static Method,
-    params: Option<&'a Sketch<'a>>,
+    params: &'a Params<'a>,
     identity: Option<&'a Identity>,
     path_upstream: Option<usize>,
 }
@@ -242,7 +238,7 @@ async fn forward(
     state
         .config
         .push_guard
-        .check_request(method, call.params)
+        .check_request(call.params)
         .await
         .map_err(GatewayError::InvalidParams)?;
     let origin = origin(state, parts, call.conn);

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
+use crate::a2a::model::Params;
 use crate::a2a::Method;
 use crate::auth::authz::Target;
 use crate::auth::Identity;
 use crate::error::GatewayError;
 use crate::routing::{probe, request, Decision, Route, RouteInput, Rule};
-use crate::sketch::Sketch;
 use crate::state::AppState;
 use crate::upstream::{Caller, Origin};
 use http::request::Parts;
@@ -97,7 +97,7 @@ fn may_use(
 pub(super) fn learn_from_request(
     state: &AppState,
     method: &Method,
-    params: Option<&Sketch<'_>>,
+    params: &Params<'_>,
     owner: &Arc<str>,
 ) {
     if method.version != crate::a2a::Version::V0_1 || !state.remembers_owners() {

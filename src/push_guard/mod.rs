@@ -19,9 +19,8 @@ use std::time::Duration;
 use ipnet::IpNet;
 use serde::Deserialize;
 
-use crate::a2a::Method;
+use crate::a2a::model::Params;
 use crate::cidr;
-use crate::sketch::Sketch;
 
 mod addresses;
 mod target;
@@ -29,7 +28,7 @@ mod webhooks;
 
 pub use addresses::forbidden;
 use target::{classify_host, normalize_host, parse_target, Host, Target};
-pub use webhooks::webhook_values;
+pub use webhooks::webhook_urls;
 
 /// `[push_guard]` as written.
 #[derive(Debug, Deserialize)]
@@ -122,18 +121,11 @@ fn parse_hosts(entries: &[String], problems: &mut Vec<(String, String)>) -> Vec<
 impl PushGuard {
     /// Checks every webhook URL in the request; `Err` says which and why.
     /// The message is meant for the client (JSON-RPC -32602).
-    pub async fn check_request(
-        &self,
-        method: &Method,
-        params: Option<&Sketch<'_>>,
-    ) -> Result<(), String> {
+    pub async fn check_request(&self, params: &Params<'_>) -> Result<(), String> {
         if !self.enabled {
             return Ok(());
         }
-        for (path, value) in webhook_values(method, params) {
-            let Some(url) = value.as_str() else {
-                return Err(format!("{path}: must be a URL string"));
-            };
+        for (path, url) in webhook_urls(params) {
             if let Some(reason) = self.url_problem(url).await {
                 return Err(format!("{path}: {} is refused: {reason}", shown(url)));
             }
@@ -213,18 +205,40 @@ impl PushGuard {
     }
 }
 
-/// Long URLs are cut in messages: the client knows what it sent.
+/// A URL as a refusal shows it: without its userinfo (`user:pass@` is a
+/// credential, and refusals are logged and may be relayed), and cut when
+/// long (the client knows what it sent).
 fn shown(url: &str) -> String {
     const MAX: usize = 120;
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    let url = match url[start..authority_end].rfind('@') {
+        Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
+        None => url.to_string(),
+    };
     match url.char_indices().nth(MAX) {
         Some((end, _)) => format!("{}…", &url[..end]),
-        None => url.to_string(),
+        None => url,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_urls_lose_their_userinfo() {
+        assert_eq!(
+            shown("https://user:secret@10.0.0.1:8443/hook?x=1"),
+            "https://***@10.0.0.1:8443/hook?x=1"
+        );
+        assert_eq!(shown("http://a@b@127.0.0.1/"), "http://***@127.0.0.1/");
+        assert_eq!(shown("https://h.example/p@q"), "https://h.example/p@q");
+        assert_eq!(shown("ftp://x"), "ftp://x");
+        assert!(shown(&format!("https://h/{}", "a".repeat(300))).ends_with('…'));
+    }
 
     #[test]
     fn settings_report_every_problem() {

@@ -1,102 +1,54 @@
-//! Where webhook URLs live in each version's params: the shapes of
-//! `message/send` and `message/stream` configurations and of the push
-//! config methods, found without building a tree.
+//! Where webhook URLs live in a call's params, in every version's shape:
+//! a send's `configuration` (0.3 `pushNotificationConfig`, 1.0
+//! `taskPushNotificationConfig`), 0.1's `pushNotification`, and a
+//! push-config set/create (0.1/0.3 nested, 1.0 flat, and the 1.0 drafts'
+//! `config`). The model reads every spelling an agent may accept (JSON and
+//! proto names): a shape skipped here would be a way around the guard.
 
-use crate::a2a::{Family, Method, Version};
-use crate::sketch::Sketch;
+use crate::a2a::model::{Params, PushConfig};
 
-/// A path through params: at each step, the keys that may spell it.
-type Shape = &'static [&'static [&'static str]];
-
-const URL: &[&str] = &["url"];
-const CONFIGURATION: &[&str] = &["configuration"];
-/// The nested config object of 0.1/0.3 and of the 1.0 drafts.
-const NESTED: &[&str] = &["pushNotificationConfig", "push_notification_config"];
-/// The push config inside a send's `configuration`: 0.3 JSON, 0.3 proto
-/// (`pushNotification`), 1.0 (`taskPushNotificationConfig`) and its drafts.
-const SEND_CONFIG: &[&str] = &[
-    "pushNotificationConfig",
-    "push_notification_config",
-    "taskPushNotificationConfig",
-    "task_push_notification_config",
-    "pushNotification",
-    "push_notification",
-];
-/// The config object of a set/create: 0.1/0.3 and the 1.0 request forms.
-const SET_CONFIG: &[&str] = &[
-    "pushNotificationConfig",
-    "push_notification_config",
-    "config",
-];
-
-/// 0.1 `tasks/send`/`tasks/sendSubscribe`: `params.pushNotification`.
-const V0_1_SEND: &[Shape] = &[&[&["pushNotification", "push_notification"], URL]];
-/// 0.3 `message/send`, 1.0 `SendMessage` and their streaming forms. 1.0's
-/// `taskPushNotificationConfig` holds the url flat or under a nested config.
-const SEND: &[Shape] = &[
-    &[CONFIGURATION, SEND_CONFIG, URL],
-    &[CONFIGURATION, SEND_CONFIG, NESTED, URL],
-];
-/// 0.1/0.3 `…/set` (`{id|taskId, pushNotificationConfig{url}}`) and 1.0
-/// `CreateTaskPushNotificationConfig` (flat `{taskId, id, url}`, or the url
-/// under `config` / `config.pushNotificationConfig`).
-const SET: &[Shape] = &[&[URL], &[SET_CONFIG, URL], &[SET_CONFIG, NESTED, URL]];
-
-/// Where a method's webhook URLs may be. Each version's shape comes with the
-/// other spellings an upstream may accept for it: SDKs serve several
-/// versions on one endpoint and take snake_case names too (protobuf JSON,
-/// pydantic), and every shape skipped here would be a way around the guard.
-fn shapes(method: &Method) -> &'static [Shape] {
-    match (method.version, method.family) {
-        (Version::V0_1, Family::Send | Family::Stream) => V0_1_SEND,
-        (_, Family::Send | Family::Stream) => SEND,
-        (_, Family::PushSet) => SET,
-        _ => &[],
-    }
-}
-
-/// Every webhook URL in a request's params, for every version's shape, with
-/// the JSON path it was found at and the value as found (`check_request`
-/// refuses a `url` that is not a string).
-pub fn webhook_values<'s, 'a>(
-    method: &Method,
-    params: Option<&'s Sketch<'a>>,
-) -> Vec<(String, &'s Sketch<'a>)> {
+/// Every webhook URL in a call's params, with the JSON path it was found
+/// at (in the JSON names of the members).
+pub fn webhook_urls<'s>(params: &'s Params<'_>) -> Vec<(String, &'s str)> {
     let mut found = Vec::new();
-    if let Some(params) = params {
-        let mut trail = Vec::new();
-        for shape in shapes(method) {
-            collect(params, shape, &mut trail, &mut found);
+    match params {
+        Params::Send(p) => {
+            if let Some(c) = &p.push_notification {
+                walk(c, "params.pushNotification".into(), &mut found);
+            }
+            if let Some(cfg) = &p.configuration {
+                let configs = [
+                    (&cfg.push_notification_config, "pushNotificationConfig"),
+                    (
+                        &cfg.task_push_notification_config,
+                        "taskPushNotificationConfig",
+                    ),
+                ];
+                for (config, name) in configs {
+                    if let Some(c) = config {
+                        walk(c, format!("params.configuration.{name}"), &mut found);
+                    }
+                }
+            }
         }
+        Params::PushSet(p) => walk(p, "params".into(), &mut found),
+        _ => {}
     }
     found
 }
 
-/// Follows `shape` from `node`, every spelling at every step. `null` counts
-/// as absent: clients that write unset optional fields as `null` carry no
-/// webhook, and refusing them would break them for nothing. The path is
-/// written out only for what is found (most calls carry no webhook).
-fn collect<'s, 'a>(
-    node: &'s Sketch<'a>,
-    shape: Shape,
-    trail: &mut Vec<&'static str>,
-    found: &mut Vec<(String, &'s Sketch<'a>)>,
-) {
-    let Some((keys, rest)) = shape.split_first() else {
-        found.push((format!("params.{}", trail.join(".")), node));
-        return;
-    };
-    if !node.is_object() {
-        return;
+/// The config's own URL, then those of the configs nested in it.
+fn walk<'s>(config: &'s PushConfig<'_>, at: String, found: &mut Vec<(String, &'s str)>) {
+    if let Some(url) = config.url.as_deref() {
+        found.push((format!("{at}.url"), url));
     }
-    for key in *keys {
-        match node.get(key) {
-            None | Some(Sketch::Null) => {}
-            Some(child) => {
-                trail.push(key);
-                collect(child, rest, trail, found);
-                trail.pop();
-            }
+    let nested = [
+        (&config.push_notification_config, "pushNotificationConfig"),
+        (&config.config, "config"),
+    ];
+    for (nested, name) in nested {
+        if let Some(nested) = nested {
+            walk(nested, format!("{at}.{name}"), found);
         }
     }
 }
@@ -104,47 +56,14 @@ fn collect<'s, 'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::a2a::methods::lookup;
+    use crate::a2a::model::read::params_of;
     use serde_json::{json, Value};
 
     fn urls(method: &str, params: Value) -> Vec<(String, String)> {
-        let method = lookup(method).unwrap();
-        let text = params.to_string();
-        let arena = bumpalo::Bump::new();
-        let read = crate::a2a::params::read(&text, &arena).unwrap();
-        webhook_values(method, Some(&read))
+        webhook_urls(params_of(method, &params))
             .into_iter()
-            .map(|(path, value)| (path, shown_value(value)))
+            .map(|(path, url)| (path, url.to_string()))
             .collect()
-    }
-
-    /// A URL as found, or a non-string as its JSON text.
-    fn shown_value(value: &Sketch<'_>) -> String {
-        match value {
-            Sketch::Str(url) => url.to_string(),
-            other => json_text(other),
-        }
-    }
-
-    fn json_text(value: &Sketch<'_>) -> String {
-        match value {
-            Sketch::Str(s) => Value::from(*s).to_string(),
-            Sketch::Num(n) => n.to_string(),
-            Sketch::Bool(b) => b.to_string(),
-            Sketch::Null => "null".into(),
-            Sketch::Deep => "…".into(),
-            Sketch::Arr(items) => {
-                let items: Vec<String> = items.iter().map(json_text).collect();
-                format!("[{}]", items.join(","))
-            }
-            Sketch::Obj(members) => {
-                let members: Vec<String> = members
-                    .iter()
-                    .map(|(k, v)| format!("{}:{}", Value::from(*k), json_text(v)))
-                    .collect();
-                format!("{{{}}}", members.join(","))
-            }
-        }
     }
 
     fn one(path: &str, url: &str) -> Vec<(String, String)> {
@@ -194,17 +113,21 @@ mod tests {
             ),
             one("params.pushNotificationConfig.url", "https://a.example/h")
         );
-        // snake_case, as pydantic-based servers also accept it
-        assert_eq!(
-            urls(
-                "message/send",
-                json!({"configuration": {"push_notification_config": config}})
-            ),
-            one(
-                "params.configuration.push_notification_config.url",
-                "https://a.example/h"
-            )
-        );
+        // The proto's spellings, which pydantic-based servers accept too.
+        for name in [
+            "push_notification_config",
+            "pushNotification",
+            "push_notification",
+        ] {
+            assert_eq!(
+                urls("message/send", json!({"configuration": {name: config}})),
+                one(
+                    "params.configuration.pushNotificationConfig.url",
+                    "https://a.example/h"
+                ),
+                "{name}"
+            );
+        }
     }
 
     #[test]
@@ -223,7 +146,7 @@ mod tests {
             assert_eq!(
                 urls(
                     method,
-                    json!({"configuration": {"taskPushNotificationConfig": {"pushNotificationConfig": {"url": "https://nested.example/"}}}})
+                    json!({"configuration": {"task_push_notification_config": {"pushNotificationConfig": {"url": "https://nested.example/"}}}})
                 ),
                 one(
                     "params.configuration.taskPushNotificationConfig.pushNotificationConfig.url",
@@ -239,19 +162,22 @@ mod tests {
             ),
             one("params.url", "https://flat.example/")
         );
+        for nested in ["pushNotificationConfig", "push_notification_config"] {
+            assert_eq!(
+                urls(
+                    create,
+                    json!({"task_id": "t", nested: {"url": "https://c.example/"}})
+                ),
+                one("params.pushNotificationConfig.url", "https://c.example/"),
+                "{nested}"
+            );
+        }
         assert_eq!(
             urls(
                 create,
                 json!({"taskId": "t", "config": {"url": "https://c.example/"}})
             ),
             one("params.config.url", "https://c.example/")
-        );
-        assert_eq!(
-            urls(
-                create,
-                json!({"taskId": "t", "pushNotificationConfig": {"url": "https://p.example/"}})
-            ),
-            one("params.pushNotificationConfig.url", "https://p.example/")
         );
         assert_eq!(
             urls(
@@ -266,22 +192,27 @@ mod tests {
     }
 
     #[test]
-    fn webhook_urls_finds_every_url_and_non_strings() {
+    fn every_url_is_found() {
         let found = urls(
             "CreateTaskPushNotificationConfig",
-            json!({"url": "https://a.example/", "config": {"url": 42}, "pushNotificationConfig": {"url": {"x": 1}}}),
+            json!({"url": "https://a.example/", "config": {"url": "https://b.example/"}}),
         );
         assert_eq!(
             found,
             vec![
                 ("params.url".to_string(), "https://a.example/".to_string()),
                 (
-                    "params.pushNotificationConfig.url".to_string(),
-                    "{\"x\":1}".to_string()
+                    "params.config.url".to_string(),
+                    "https://b.example/".to_string()
                 ),
-                ("params.config.url".to_string(), "42".to_string()),
             ]
         );
+        let found = urls(
+            "SendMessage",
+            json!({"configuration": {"pushNotificationConfig": {"url": "https://a.example/"},
+                                     "taskPushNotificationConfig": {"url": "https://b.example/"}}}),
+        );
+        assert_eq!(found.len(), 2, "{found:?}");
     }
 
     #[test]
@@ -297,14 +228,12 @@ mod tests {
         )
         .is_empty());
         assert!(urls("message/send", json!({"message": {}})).is_empty());
-        assert!(urls("message/send", json!(["positional"])).is_empty());
         assert!(urls("tasks/get", json!({"id": "t", "url": "http://127.0.0.1/"})).is_empty());
         assert!(urls(
             "tasks/pushNotificationConfig/get",
             json!({"id": "t", "pushNotificationConfig": {"url": "http://127.0.0.1/"}})
         )
         .is_empty());
-        let method = lookup("message/send").unwrap();
-        assert!(webhook_values(method, None).is_empty());
+        assert!(webhook_urls(&Params::Absent).is_empty());
     }
 }

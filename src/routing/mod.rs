@@ -14,8 +14,6 @@
 //!    otherwise an error listing the routable skills.
 
 pub mod affinity;
-mod answer;
-mod answer_by_hand;
 pub mod learn;
 pub mod matcher;
 pub mod probe;
@@ -25,11 +23,11 @@ use std::sync::Arc;
 
 use http::HeaderMap;
 
+use crate::a2a::model::Params;
 use crate::a2a::{Family, Method};
 use crate::config;
 use crate::error::GatewayError;
 use crate::fleet::FleetView;
-use crate::sketch::Sketch;
 use affinity::Affinity;
 
 /// The rule that picked the upstream (a bounded label for logs and metrics).
@@ -96,7 +94,7 @@ pub enum Decision {
 /// What routing may look at. Params are already parsed and validated.
 pub struct RouteInput<'a> {
     pub method: &'a Method,
-    pub params: Option<&'a Sketch<'a>>,
+    pub params: &'a Params<'a>,
     pub headers: &'a HeaderMap,
     /// The upstream named by an `/agents/{name}` path.
     pub path_upstream: Option<usize>,

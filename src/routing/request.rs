@@ -1,10 +1,12 @@
 //! What a request says about where it should go: the task or context it
 //! continues, the skill it names, and the text a matcher can read. Pure.
 
+use std::borrow::Cow;
+
 use http::{HeaderMap, HeaderName};
 
+use crate::a2a::model::Params;
 use crate::a2a::{Family, Method, Version};
-use crate::sketch::Sketch;
 
 /// A task the request refers to. `must_exist` is false for a 0.1
 /// `tasks/send`, where the client picks the id of a new task.
@@ -14,53 +16,48 @@ pub struct TaskRef {
     pub must_exist: bool,
 }
 
+/// A non-empty id, owned.
+fn id(value: &Option<Cow<'_, str>>) -> Option<String> {
+    value
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
 /// The task id a call is about, if any.
-pub fn task_ref(method: &Method, params: Option<&Sketch<'_>>) -> Option<TaskRef> {
-    let p = params?;
-    let text = |v: &Sketch<'_>, key: &str| {
-        v.get(key)
-            .and_then(Sketch::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
+pub fn task_ref(method: &Method, params: &Params<'_>) -> Option<TaskRef> {
+    let must = |id: Option<String>| {
+        id.map(|id| TaskRef {
+            id,
+            must_exist: true,
+        })
     };
-    let id = match (method.family, method.version) {
-        (Family::Send | Family::Stream, Version::V0_1) => {
-            return text(p, "id").map(|id| TaskRef {
-                id,
-                must_exist: false,
-            });
-        }
-        (Family::Send | Family::Stream, _) => text(p.get("message")?, "taskId"),
-        (Family::GetTask | Family::CancelTask | Family::Resubscribe, _) => text(p, "id"),
-        (Family::PushSet, Version::V0_3) => text(p, "taskId"),
+    match (params, method.family, method.version) {
+        (Params::Send(p), _, Version::V0_1) => id(&p.id).map(|id| TaskRef {
+            id,
+            must_exist: false,
+        }),
+        (Params::Send(p), _, _) => must(id(&p.message.as_ref()?.task_id)),
         (
-            Family::PushSet | Family::PushGet | Family::PushList | Family::PushDelete,
+            Params::Task(p),
+            Family::PushGet | Family::PushList | Family::PushDelete,
             Version::V1_0,
-        ) => text(p, "taskId"),
-        (Family::PushSet | Family::PushGet | Family::PushList | Family::PushDelete, _) => {
-            text(p, "id")
-        }
-        (Family::ListTasks | Family::ExtendedCard, _) => None,
-    }?;
-    Some(TaskRef {
-        id,
-        must_exist: true,
-    })
+        ) => must(id(&p.task_id)),
+        (Params::Task(p), _, _) => must(id(&p.id)),
+        (Params::PushSet(p), _, Version::V0_1) => must(id(&p.id)),
+        (Params::PushSet(p), _, _) => must(id(&p.task_id)),
+        _ => None,
+    }
 }
 
 /// The conversation a message continues (0.3/1.0 `contextId`, 0.1 `sessionId`).
-pub fn context_ref(method: &Method, params: Option<&Sketch<'_>>) -> Option<String> {
-    let p = params?;
-    let found = match (method.family, method.version) {
-        (Family::Send | Family::Stream, Version::V0_1) => p.get("sessionId"),
-        (Family::Send | Family::Stream, _) => p.get("message")?.get("contextId"),
-        (Family::ListTasks, _) => p.get("contextId"),
+pub fn context_ref(method: &Method, params: &Params<'_>) -> Option<String> {
+    match (params, method.version) {
+        (Params::Send(p), Version::V0_1) => id(&p.session_id),
+        (Params::Send(p), _) => id(&p.message.as_ref()?.context_id),
+        (Params::List(p), _) => id(&p.context_id),
         _ => None,
-    };
-    found
-        .and_then(Sketch::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
+    }
 }
 
 /// The skill a client names: the configured header first, then the
@@ -69,7 +66,7 @@ pub fn skill_hint(
     headers: &HeaderMap,
     header: &HeaderName,
     keys: &[String],
-    params: Option<&Sketch<'_>>,
+    params: &Params<'_>,
 ) -> Option<String> {
     if let Some(v) = headers.get(header).and_then(|v| v.to_str().ok()) {
         let v = v.trim();
@@ -77,14 +74,13 @@ pub fn skill_hint(
             return Some(v.to_string());
         }
     }
-    let p = params?;
     let metadata = [
-        p.get("metadata"),
-        p.get("message").and_then(|m| m.get("metadata")),
+        params.metadata(),
+        params.message().and_then(|m| m.metadata.as_ref()),
     ];
     metadata.into_iter().flatten().find_map(|m| {
         keys.iter()
-            .find_map(|k| m.get(k).and_then(Sketch::as_str))
+            .find_map(|k| m.text(k))
             .filter(|s| !s.trim().is_empty())
             .map(|s| s.trim().to_string())
     })
@@ -95,14 +91,11 @@ pub fn skill_hint(
 pub const MAX_MATCHED_CHARS: usize = 2048;
 
 /// The text of a message's text parts, for the matcher (bounded).
-pub fn message_text(params: Option<&Sketch<'_>>) -> Option<String> {
-    let parts = params?.get("message")?.get("parts")?.as_array()?;
+pub fn message_text(params: &Params<'_>) -> Option<String> {
+    let parts = params.message()?.parts.as_deref()?;
     let mut text = String::new();
     let mut room = MAX_MATCHED_CHARS;
-    for part in parts
-        .iter()
-        .filter_map(|p| p.get("text").and_then(Sketch::as_str))
-    {
+    for part in parts.iter().filter_map(|p| p.text()) {
         if room == 0 {
             break;
         }
@@ -134,11 +127,11 @@ fn first_chars(s: &str, max: usize) -> (&str, usize) {
 mod tests {
     use super::*;
     use crate::a2a::methods::lookup;
-    use crate::a2a::params::sketch_of as sk;
+    use crate::a2a::model::read::params_of;
     use serde_json::{json, Value};
 
     fn tref(method: &str, params: Value) -> Option<TaskRef> {
-        task_ref(lookup(method).unwrap(), Some(sk(&params)))
+        task_ref(lookup(method).unwrap(), params_of(method, &params))
     }
 
     #[test]
@@ -201,16 +194,19 @@ mod tests {
         assert_eq!(
             context_ref(
                 m("message/send"),
-                Some(sk(&json!({"message": {"contextId": "c"}})))
+                params_of("message/send", &json!({"message": {"contextId": "c"}}))
             ),
             Some("c".into())
         );
         assert_eq!(
-            context_ref(m("tasks/send"), Some(sk(&json!({"sessionId": "s"})))),
+            context_ref(
+                m("tasks/send"),
+                params_of("tasks/send", &json!({"sessionId": "s"}))
+            ),
             Some("s".into())
         );
         assert_eq!(
-            context_ref(m("tasks/get"), Some(sk(&json!({"id": "t"})))),
+            context_ref(m("tasks/get"), params_of("tasks/get", &json!({"id": "t"}))),
             None
         );
     }
@@ -222,21 +218,26 @@ mod tests {
         let mut h = HeaderMap::new();
         let p = json!({"metadata": {"skillId": "from-params"}, "message": {"metadata": {"skillId": "from-message"}}});
         assert_eq!(
-            skill_hint(&h, &header, &keys, Some(sk(&p))),
+            skill_hint(&h, &header, &keys, params_of("message/send", &p)),
             Some("from-params".into())
         );
         let p2 = json!({"message": {"metadata": {"skillId": " from-message "}}});
         assert_eq!(
-            skill_hint(&h, &header, &keys, Some(sk(&p2))),
+            skill_hint(&h, &header, &keys, params_of("message/send", &p2)),
             Some("from-message".into())
         );
         h.insert("a2a-skill", "from-header".parse().unwrap());
         assert_eq!(
-            skill_hint(&h, &header, &keys, Some(sk(&p))),
+            skill_hint(&h, &header, &keys, params_of("message/send", &p)),
             Some("from-header".into())
         );
         assert_eq!(
-            skill_hint(&HeaderMap::new(), &header, &keys, Some(sk(&json!({})))),
+            skill_hint(
+                &HeaderMap::new(),
+                &header,
+                &keys,
+                params_of("message/send", &json!({}))
+            ),
             None
         );
     }
@@ -244,9 +245,15 @@ mod tests {
     #[test]
     fn text_of_all_text_parts() {
         let p = json!({"message": {"parts": [{"kind": "text", "text": "a"}, {"data": {}}, {"text": "b"}]}});
-        assert_eq!(message_text(Some(sk(&p))), Some("a\nb".into()));
         assert_eq!(
-            message_text(Some(sk(&json!({"message": {"parts": [{"data": 1}]}})))),
+            message_text(params_of("message/send", &p)),
+            Some("a\nb".into())
+        );
+        assert_eq!(
+            message_text(params_of(
+                "message/send",
+                &json!({"message": {"parts": [{"data": 1}]}})
+            )),
             None
         );
     }
@@ -256,7 +263,10 @@ mod tests {
         let long = "é".repeat(10 * MAX_MATCHED_CHARS);
         let p = json!({"message": {"parts": [{"text": long}, {"text": "more"}]}});
         assert_eq!(
-            message_text(Some(sk(&p))).unwrap().chars().count(),
+            message_text(params_of("message/send", &p))
+                .unwrap()
+                .chars()
+                .count(),
             MAX_MATCHED_CHARS
         );
     }

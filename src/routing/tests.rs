@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::a2a::methods::lookup;
-use crate::a2a::params::sketch_of as sk;
+use crate::a2a::model::read::params_of;
 use crate::card::skills::PublishedSkill;
 use crate::routing::matcher::Matcher;
 
@@ -75,7 +75,7 @@ fn resolve(
 ) -> Result<Decision, GatewayError> {
     let input = RouteInput {
         method: lookup(method).unwrap(),
-        params: Some(sk(&params)),
+        params: params_of(method, &params),
         headers,
         path_upstream: path,
     };
@@ -332,7 +332,7 @@ mod properties {
                 let mut h = HeaderMap::new();
                 h.insert("a2a-skill", skill.id.parse().unwrap());
                 let params = message("anything");
-                let input = RouteInput { method: lookup("message/send").unwrap(), params: Some(sk(&params)), headers: &h, path_upstream: None };
+                let input = RouteInput { method: lookup("message/send").unwrap(), params: params_of("message/send", &params), headers: &h, path_upstream: None };
                 let route = match router.resolve(&input, &view, &a) {
                     Ok(Decision::Route(r)) => r,
                     other => panic!("{} did not route: {other:?}", skill.id),
