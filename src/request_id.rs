@@ -1,27 +1,20 @@
-//! Every proxied call's `X-Request-Id`: the client's own, or one made here,
-//! set on the request before any handler sees it and echoed on the response.
+//! Every proxied call's `X-Request-Id`: the client's own, or one made here.
+//! tower-http's `SetRequestId` and `PropagateRequestId` set it on the
+//! request and echo it on the answer (`crate::stack`); this file makes the
+//! ids.
 //!
 //! Made ids are UUID-shaped, unique, and cheap: a random 64-bit prefix chosen
 //! once per process plus a counter, with no `getrandom` syscall per request
 //! (tower-http's `MakeRequestUuid` makes one). Ids only need to be unique
 //! across the fleet's logs, not unguessable: they are labels, never
 //! credentials.
-//!
-//! This is tower-http's `SetRequestId` and `PropagateRequestId` in one layer,
-//! without their copies of the id in the request's and the response's
-//! extensions: nothing here reads those, and filling two extension maps cost
-//! two map allocations, two boxed values and their hashing on every call
-//! (~1,000 instructions, bench/profile.md).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
-use http::header::Entry;
-use http::{HeaderName, HeaderValue, Request, Response};
+use http::{HeaderName, HeaderValue, Request};
+use tower_http::request_id::{MakeRequestId, RequestId};
 
 /// `X-Request-Id`, as a name made once: a lookup by `&str` checks and
 /// lower-cases the name on every call.
@@ -74,83 +67,14 @@ fn never_indexed(value: &mut HeaderValue) {
     value.set_sensitive(true);
 }
 
-/// Gives each request an id (see the module's comment).
+/// Makes the ids tower-http's `SetRequestId` sets on requests that carry
+/// none.
 #[derive(Clone, Copy, Default)]
-pub struct RequestIdLayer;
+pub struct MakeId;
 
-impl<S> tower::Layer<S> for RequestIdLayer {
-    type Service = WithRequestId<S>;
-
-    fn layer(&self, inner: S) -> WithRequestId<S> {
-        WithRequestId { inner }
-    }
-}
-
-#[derive(Clone)]
-pub struct WithRequestId<S> {
-    inner: S,
-}
-
-impl<S, B, R> tower::Service<Request<B>> for WithRequestId<S>
-where
-    S: tower::Service<Request<B>, Response = Response<R>>,
-{
-    type Response = Response<R>;
-    type Error = S::Error;
-    type Future = Echoed<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: Request<B>) -> Echoed<S::Future> {
-        let id = assign(&mut request);
-        Echoed::new(self.inner.call(request), id)
-    }
-}
-
-/// The request's id: the client's when it sent one (the first, if it sent
-/// several), or one made here and set on the request. What the answer is
-/// to carry back (see [`Echoed`]).
-pub fn assign<B>(request: &mut Request<B>) -> Option<HeaderValue> {
-    match request.headers_mut().entry(HEADER) {
-        Entry::Occupied(sent) => Some(sent.get().clone()),
-        Entry::Vacant(slot) => make().map(|id| slot.insert(id).clone()),
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The handler's answer, with the request's id unless it has one.
-    pub struct Echoed<F> {
-        #[pin]
-        inner: F,
-        id: Option<HeaderValue>,
-    }
-}
-
-impl<F> Echoed<F> {
-    /// `inner`'s answer, to carry `id` (from [`assign`]).
-    pub fn new(inner: F, id: Option<HeaderValue>) -> Self {
-        Echoed { inner, id }
-    }
-}
-
-impl<F, R, E> Future for Echoed<F>
-where
-    F: Future<Output = Result<Response<R>, E>>,
-{
-    type Output = Result<Response<R>, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let mut response = ready!(this.inner.poll(cx))?;
-        if let Some(id) = this.id.take() {
-            // An id the answer already carries (an agent's own) is kept.
-            if let Entry::Vacant(slot) = response.headers_mut().entry(HEADER) {
-                slot.insert(id);
-            }
-        }
-        Poll::Ready(Ok(response))
+impl MakeRequestId for MakeId {
+    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
+        make().map(RequestId::new)
     }
 }
 
@@ -176,13 +100,15 @@ mod tests {
         assert_ne!(one, two);
     }
 
-    /// Runs one request through the layer to a handler that records the id
-    /// it was given and answers with `answer_id`, if any.
+    /// Runs one request through tower-http's layers, as the stack has
+    /// them, to a handler that records the id it was given and answers
+    /// with `answer_id`, if any.
     async fn through(
         sent: Option<&str>,
         answer_id: Option<&'static str>,
-    ) -> (String, Response<()>) {
-        use tower::{Layer, ServiceExt};
+    ) -> (String, http::Response<()>) {
+        use tower::{ServiceBuilder, ServiceExt};
+        use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let record = seen.clone();
         let handler = tower::service_fn(move |request: Request<()>| {
@@ -193,7 +119,7 @@ mod tests {
                 .map(|v| v.to_str().unwrap().to_string())
                 .collect();
             record.lock().unwrap().extend(ids);
-            let mut response = Response::new(());
+            let mut response = http::Response::new(());
             if let Some(id) = answer_id {
                 response
                     .headers_mut()
@@ -205,8 +131,10 @@ mod tests {
         if let Some(id) = sent {
             request.headers_mut().insert(HEADER, id.parse().unwrap());
         }
-        let response = RequestIdLayer
-            .layer(handler)
+        let response = ServiceBuilder::new()
+            .layer(SetRequestIdLayer::new(HEADER, MakeId))
+            .layer(PropagateRequestIdLayer::new(HEADER))
+            .service(handler)
             .oneshot(request)
             .await
             .unwrap();
@@ -219,7 +147,7 @@ mod tests {
         (seen[0].clone(), response)
     }
 
-    fn answered(response: &Response<()>) -> Vec<&str> {
+    fn answered(response: &http::Response<()>) -> Vec<&str> {
         response
             .headers()
             .get_all(HEADER)

@@ -8,6 +8,13 @@
 //! When stderr's reader stalls, the writer blocks in `write` while lines keep
 //! queueing up to `MAX_QUEUED_BYTES`; beyond that they are dropped and
 //! counted, so a request never waits for stderr.
+//!
+//! This stands in for tracing-appender's non-blocking writer. Measured at
+//! 5k calls a second with one access line each (bench/profile.md, "The
+//! access log"): 0.89–0.97 CPU seconds per 10k calls through
+//! tracing-appender, 0.84–0.88 through this queue, 0.74–0.76 with no access
+//! log, so the access line's cost fell by about a third. Its channel's
+//! receiver spun in `sched_yield`, 12 % of the gateway's samples under load.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};

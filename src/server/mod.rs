@@ -13,14 +13,12 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-mod conn_timer;
 mod protocol;
 mod proxy_protocol;
 
 use protocol::{Protocol, Protocols};
 
 use crate::config::{Limits, Server};
-use crate::self_wake::RepollOnSelfWake;
 use crate::stack::PerConnection;
 use crate::state::ConnInfo;
 use crate::tls::TlsState;
@@ -130,12 +128,8 @@ pub async fn serve(
                     _open: Open::new(settings.counted.as_ref()),
                 });
                 match &tls {
-                    Some(tls) => connections.spawn(RepollOnSelfWake::new(serve_tls(
-                        stream,
-                        tls.acceptor(),
-                        accepted,
-                    ))),
-                    None => connections.spawn(RepollOnSelfWake::new(serve_plain(stream, accepted))),
+                    Some(tls) => connections.spawn(serve_tls(stream, tls.acceptor(), accepted)),
+                    None => connections.spawn(serve_plain(stream, accepted)),
                 };
                 while connections.try_join_next().is_some() {}
             }

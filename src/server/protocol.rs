@@ -22,7 +22,6 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::conn_timer::ConnTimer;
 use super::Settings;
 use crate::stack::ConnService;
 
@@ -104,9 +103,8 @@ impl Protocols {
         // a head is never buffered whole.
         let hard_limit = settings.max_header_bytes.saturating_mul(2);
         let mut http1 = http1::Builder::new();
-        // No timer here: `serve` gives each connection its own, and a
-        // `ConnTimer` must not be shared between connections.
         http1
+            .timer(TokioTimer::new())
             .keep_alive(true)
             // A client that trickles its headers (slowloris) is cut off.
             .header_read_timeout(settings.header_read_timeout)
@@ -144,12 +142,7 @@ impl Protocols {
         // size of an HTTP/1.1 connection, not of an HTTP/2 one.
         match protocol {
             Protocol::Http1 => {
-                // The header-read timeout's timer, one per connection: a
-                // timer shared by the listener's connections would enter
-                // and leave the runtime's timer wheel on every call.
-                let mut http1 = self.http1.clone();
-                http1.timer(ConnTimer::default());
-                let conn = watcher.watch(http1.serve_connection(io, svc));
+                let conn = watcher.watch(self.http1.serve_connection(io, svc));
                 Box::pin(async move { conn.await.map_err(Into::into) })
             }
             Protocol::Http2 => {

@@ -170,7 +170,7 @@ impl<B> Relay<'_, B> {
             // run again after it) while they keep bringing events. Then
             // write the burst at once.
             if self.batch.wants_turn() {
-                crate::self_wake::yield_to_others(cx);
+                cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
             return self.flush();
