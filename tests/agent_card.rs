@@ -1242,3 +1242,53 @@ async fn method_not_allowed_on_card_paths_names_what_is() {
         }
     }
 }
+
+// ------------------------------------------------ Last-Modified on every card
+
+/// The fleet card, a per-agent card and the extended card each carry a
+/// `Last-Modified`; asking `If-Modified-Since` with it (or later) gets 304,
+/// with an earlier date 200, and a tag that does not match wins over a date.
+#[tokio::test]
+async fn every_card_carries_last_modified_and_answers_if_modified_since() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = start(&[(UPSTREAM, &mock.url())], "[card]\nextended_card = true\n").await;
+    let paths = [
+        CARD_PATHS[0].to_string(),
+        agent_path(UPSTREAM, CARD_PATHS[0]),
+        EXTENDED_PATHS[1].to_string(),
+    ];
+    for path in paths {
+        let first = get_ok(&gw, &path, &[]).await;
+        let date = first
+            .header("last-modified")
+            .unwrap_or_else(|| panic!("GET {path}: no Last-Modified"))
+            .to_string();
+        assert!(date.ends_with(" GMT"), "GET {path}: an HTTP date: {date}");
+        let tag = etag(&first);
+
+        let fresh = client::get(&at(&gw, &path), &[("if-modified-since", &date)]).await;
+        assert_eq!(fresh.status, StatusCode::NOT_MODIFIED, "GET {path}");
+        assert!(fresh.body.is_empty(), "GET {path}: {}", fresh.text());
+        assert_eq!(fresh.header("last-modified"), Some(date.as_str()));
+        assert_eq!(fresh.header("etag"), Some(tag.as_str()));
+
+        let later = "Fri, 01 Jan 2100 00:00:00 GMT";
+        let reply = client::get(&at(&gw, &path), &[("if-modified-since", later)]).await;
+        assert_eq!(reply.status, StatusCode::NOT_MODIFIED, "GET {path} since {later}");
+
+        let earlier = "Thu, 01 Jan 1970 00:00:00 GMT";
+        let reply = client::get(&at(&gw, &path), &[("if-modified-since", earlier)]).await;
+        assert_eq!(reply.status, StatusCode::OK, "GET {path} since {earlier}");
+        assert_eq!(reply.body, first.body);
+
+        let reply = client::get(
+            &at(&gw, &path),
+            &[("if-modified-since", &date), ("if-none-match", "\"other\"")],
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::OK, "GET {path}: the tag decides");
+
+        let reply = client::get(&at(&gw, &path), &[("if-modified-since", "yesterday")]).await;
+        assert_eq!(reply.status, StatusCode::OK, "GET {path}: a bad date is ignored");
+    }
+}

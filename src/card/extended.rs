@@ -54,8 +54,14 @@ pub async fn serve(
         Ok(identity) => identity,
         Err(e) => return e.into_response(None),
     };
+    // Per caller: no shared cache may keep it, but the caller may ask
+    // whether it changed.
+    let private = HeaderValue::from_static("private, no-store");
     let mut response = match build(state, parts, conn, origin, scope, identity.as_ref()).await {
-        Ok(card) => json_response(Bytes::from(serde_json::to_vec(&card).unwrap_or_default())),
+        Ok(card) => {
+            let rendered = crate::card::published::render(&card);
+            crate::card::published::respond_with(&rendered, &parts.headers, private.clone())
+        }
         Err(e @ GatewayError::ExtendedCardNotConfigured) => {
             let mut r = e.into_response(None);
             *r.status_mut() = http::StatusCode::NOT_FOUND;
@@ -63,10 +69,7 @@ pub async fn serve(
         }
         Err(e) => e.into_response(None),
     };
-    response.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("private, no-store"),
-    );
+    response.headers_mut().insert(header::CACHE_CONTROL, private);
     response
 }
 

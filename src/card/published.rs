@@ -1,8 +1,10 @@
-//! Serving a card: JSON bytes with a strong `ETag`, `Cache-Control`, and
-//! `304 Not Modified` when the client already has it.
+//! Serving a card: JSON bytes with a strong `ETag`, `Last-Modified`,
+//! `Cache-Control`, and `304 Not Modified` when the client already has it
+//! (`If-None-Match`, or `If-Modified-Since` when no tag is asked about).
 
 use std::hash::{Hash, Hasher};
-use std::time::Duration;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
@@ -15,6 +17,25 @@ use crate::body::{self, Body};
 pub struct Rendered {
     pub body: Bytes,
     pub etag: HeaderValue,
+    /// When this process first served these bytes (whole seconds).
+    pub last_modified: SystemTime,
+}
+
+/// When each card content (by its tag) was first rendered. A card rebuilt
+/// with the same content keeps its date, so a client's `If-Modified-Since`
+/// stays good across refreshes; bounded, as cards change rarely.
+fn first_rendered(tag: &str) -> SystemTime {
+    static SEEN: OnceLock<moka::sync::Cache<String, SystemTime>> = OnceLock::new();
+    let seen = SEEN.get_or_init(|| moka::sync::Cache::new(1024));
+    seen.get_with_by_ref(tag, || {
+        let now = SystemTime::now();
+        // HTTP dates have whole seconds: a date with a fraction would never
+        // compare equal to the one a client echoes.
+        let secs = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        SystemTime::UNIX_EPOCH + Duration::from_secs(secs)
+    })
 }
 
 pub fn render(card: &Value) -> Rendered {
@@ -24,11 +45,24 @@ pub fn render(card: &Value) -> Rendered {
     body.hash(&mut hasher);
     let tag = format!("\"{:016x}-{:x}\"", hasher.finish(), body.len());
     let etag = HeaderValue::from_str(&tag).unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
-    Rendered { body, etag }
+    let last_modified = first_rendered(&tag);
+    Rendered {
+        body,
+        etag,
+        last_modified,
+    }
 }
 
+/// A public card: shared caches may keep it for `max_age`.
 pub fn respond(card: &Rendered, request: &HeaderMap, max_age: Duration) -> Response<Body> {
-    let fresh = if_none_match(request, &card.etag);
+    let cache = HeaderValue::from_str(&format!("public, max-age={}", max_age.as_secs()))
+        .unwrap_or_else(|_| HeaderValue::from_static("no-cache"));
+    respond_with(card, request, cache)
+}
+
+/// A card with the given `Cache-Control`.
+pub fn respond_with(card: &Rendered, request: &HeaderMap, cache: HeaderValue) -> Response<Body> {
+    let fresh = not_modified(request, card);
     let mut response = if fresh {
         let mut r = Response::new(body::empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
@@ -43,10 +77,24 @@ pub fn respond(card: &Rendered, request: &HeaderMap, max_age: Duration) -> Respo
     };
     let headers = response.headers_mut();
     headers.insert(header::ETAG, card.etag.clone());
-    if let Ok(v) = HeaderValue::from_str(&format!("public, max-age={}", max_age.as_secs())) {
-        headers.insert(header::CACHE_CONTROL, v);
+    if let Ok(date) = HeaderValue::from_str(&httpdate::fmt_http_date(card.last_modified)) {
+        headers.insert(header::LAST_MODIFIED, date);
     }
+    headers.insert(header::CACHE_CONTROL, cache);
     response
+}
+
+/// RFC 9110 §13.2.2: `If-None-Match` when the request has one, else
+/// `If-Modified-Since` (an unreadable date is ignored, as the RFC says).
+fn not_modified(request: &HeaderMap, card: &Rendered) -> bool {
+    if request.contains_key(header::IF_NONE_MATCH) {
+        return if_none_match(request, &card.etag);
+    }
+    request
+        .get(header::IF_MODIFIED_SINCE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| httpdate::parse_http_date(v).ok())
+        .is_some_and(|since| card.last_modified <= since)
 }
 
 /// RFC 9110 §13.1.2: `*` or any listed tag, compared weakly.
@@ -103,5 +151,47 @@ mod tests {
         assert_eq!(plain.status(), StatusCode::OK);
         assert_eq!(plain.headers()[header::CACHE_CONTROL], "public, max-age=60");
         assert_eq!(plain.headers()[header::ETAG], card.etag);
+        let date = plain.headers()[header::LAST_MODIFIED].to_str().unwrap();
+        assert_eq!(
+            httpdate::parse_http_date(date).unwrap(),
+            card.last_modified
+        );
+    }
+
+    #[test]
+    fn if_modified_since_is_read_when_no_tag_is_asked_about() {
+        let card = render(&json!({"name": "dated"}));
+        let at = |offset: i64| {
+            let secs = Duration::from_secs(offset.unsigned_abs());
+            let when = if offset < 0 {
+                card.last_modified - secs
+            } else {
+                card.last_modified + secs
+            };
+            httpdate::fmt_http_date(when)
+        };
+        let ask = |headers: &[(header::HeaderName, String)]| {
+            let mut h = HeaderMap::new();
+            for (name, value) in headers {
+                h.insert(name, value.parse().unwrap());
+            }
+            respond(&card, &h, Duration::from_secs(60)).status()
+        };
+        let since = header::IF_MODIFIED_SINCE;
+        assert_eq!(ask(&[(since.clone(), at(0))]), StatusCode::NOT_MODIFIED);
+        assert_eq!(ask(&[(since.clone(), at(3600))]), StatusCode::NOT_MODIFIED);
+        assert_eq!(ask(&[(since.clone(), at(-1))]), StatusCode::OK);
+        assert_eq!(ask(&[(since.clone(), "not a date".into())]), StatusCode::OK);
+        // A tag that does not match wins over a date that would.
+        let other = (header::IF_NONE_MATCH, "\"other\"".to_string());
+        assert_eq!(ask(&[other, (since, at(0))]), StatusCode::OK);
+    }
+
+    #[test]
+    fn the_same_content_keeps_its_date() {
+        let first = render(&json!({"name": "kept"}));
+        std::thread::sleep(Duration::from_millis(1100));
+        assert_eq!(render(&json!({"name": "kept"})).last_modified, first.last_modified);
+        assert!(render(&json!({"name": "newer"})).last_modified >= first.last_modified);
     }
 }
