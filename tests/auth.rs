@@ -211,6 +211,24 @@ fn assert_401(reply: &Reply, id: &str) -> String {
     challenge
 }
 
+/// `known` (a task that exists where the caller may not go) is answered
+/// exactly as `unknown` (a task nobody has): -32001, the same status, and
+/// a message that differs only by the task id.
+fn assert_same_as_unknown_task(known: &Reply, unknown: &Reply, task: &str, id: &str) {
+    assert_eq!(known.status, StatusCode::OK, "{}", known.text());
+    assert_eq!(known.status, unknown.status);
+    let (k, u) = (known.json(), unknown.json());
+    assert_eq!(k["id"], id, "{k}");
+    assert_eq!(k["error"]["code"], -32001, "{k}");
+    assert_eq!(u["error"]["code"], -32001, "{u}");
+    let message = k["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(
+        message.replace(task, "no-such-task"),
+        u["error"]["message"].as_str().unwrap_or_default(),
+        "{k} / {u}"
+    );
+}
+
 fn assert_403(reply: &Reply, id: &str) -> String {
     assert_refused(reply, StatusCode::FORBIDDEN, FORBIDDEN, id)
 }
@@ -828,15 +846,20 @@ async fn rules_allow_the_named_caller_skill_and_methods_only() {
     let follow = client::post_json(&url, get_task("gt", &task), &alice_only).await;
     assert_ok(&follow, "gt");
     assert_eq!(last(&weather).json()["method"], "tasks/get");
+    // A task call the caller may not make where the task lives is answered
+    // as an unknown task is (-32001), so a refusal does not tell that the
+    // task exists there.
     let cancel = client::post_json(&url, cancel_task("cx", &task), &alice_only).await;
-    assert_403(&cancel, "cx");
+    let unknown = client::post_json(&url, cancel_task("cx", "no-such-task"), &alice_only).await;
+    assert_same_as_unknown_task(&cancel, &unknown, &task, "cx");
 
     // bob is authenticated, but no rule names him.
     let bob = [("x-api-key", "bob-key"), ("a2a-skill", "forecast")];
     assert_403(&client::post_json(&url, send("bob"), &bob).await, "bob");
     let bob_follow = [("x-api-key", "bob-key")];
     let reply = client::post_json(&url, get_task("bob-gt", &task), &bob_follow).await;
-    assert_403(&reply, "bob-gt");
+    let unknown = client::post_json(&url, get_task("bob-gt", "no-such-task"), &bob_follow).await;
+    assert_same_as_unknown_task(&reply, &unknown, &task, "bob-gt");
     assert_eq!(weather.request_count(), 2);
     assert_eq!(travel.request_count(), 0);
 

@@ -167,17 +167,19 @@ fn count_rejection(state: &AppState, error: &GatewayError) {
     let limit = match error {
         GatewayError::RateLimited(r) => r.limit,
         GatewayError::Overloaded { limit, .. } => limit,
-        GatewayError::Forbidden { .. } => {
-            state
-                .metrics
-                .auth_failures
-                .with_label_values(&["any", "forbidden"])
-                .inc();
-            return;
-        }
+        GatewayError::Forbidden { .. } => return count_forbidden(state),
         _ => return,
     };
     state.metrics.rejections.with_label_values(&[limit]).inc();
+}
+
+/// `auth_failures_total{scheme="any", reason="forbidden"}`.
+fn count_forbidden(state: &AppState) {
+    state
+        .metrics
+        .auth_failures
+        .with_label_values(&["any", "forbidden"])
+        .inc();
 }
 
 /// The places a call holds until its answer has been delivered.
@@ -323,6 +325,12 @@ async fn admit(
 }
 
 /// 403 unless the authorization rules let this caller use the target.
+///
+/// A call that continues a task its owner alone knows (routed by
+/// affinity) is answered as a task nobody has, -32001, when this caller
+/// may not make it there: a probe for an unknown task asks only the agents
+/// the caller may use and answers the same, so a refusal does not tell
+/// that the task exists, nor where.
 fn authorize(
     state: &AppState,
     call: &Call<'_>,
@@ -341,6 +349,12 @@ fn authorize(
     let owned = |skill: &str| view.skill(skill).is_some_and(|s| s.upstream == owner);
     if state.config.authz.allows(who, &target, owned) {
         return Ok(());
+    }
+    if route.rule == crate::routing::Rule::Affinity {
+        if let Some(task) = crate::routing::request::task_ref(call.method, call.params) {
+            count_forbidden(state);
+            return Err(GatewayError::TaskNotFound(task.id));
+        }
     }
     let what = route
         .skill
