@@ -13,9 +13,10 @@ FROM rust:1.95-slim-bookworm AS build
 # build is trained on 127.0.0.1 with the bench's upstream and clients (plain
 # HTTP, TLS with JWT auth, a fleet routed by skill), then built again with
 # the counts: a quarter fewer instructions and 8-20 % less CPU per call
-# (bench/profile.md, "The image built with PGO"), for a longer build. PGO=0
-# builds the plain release binary, with .cargo/config.toml's inlining
-# threshold: docker build --build-arg PGO=0 .
+# (bench/profile.md, "The image built with PGO"), for a longer build. Both
+# use Cargo.toml's `dist` profile (fat LTO). PGO=0 builds it without a
+# profile, with bench/dist.sh's inlining threshold:
+# docker build --build-arg PGO=0 .
 ARG PGO=1
 # curl and python3 drive the training; they stay in this stage. Debian's
 # point releases replace package versions, so a pin here would break the
@@ -26,13 +27,12 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
-COPY .cargo ./.cargo
 COPY src ./src
 COPY bench ./bench
 RUN if [ "$PGO" = 0 ]; then \
-        cargo build --release --locked && cp target/release/a2a-gateway /a2a-gateway; \
+        bash bench/dist.sh --bin a2a-gateway && cp target/dist/a2a-gateway /a2a-gateway; \
     else \
-        bash bench/pgo.sh && cp target/pgo/release/a2a-gateway /a2a-gateway; \
+        bash bench/pgo.sh && cp target/pgo/dist/a2a-gateway /a2a-gateway; \
     fi
 
 FROM gcr.io/distroless/cc-debian12:nonroot

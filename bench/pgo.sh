@@ -4,7 +4,7 @@
 # `cargo build --release` is not. Measured in bench/profile.md ("A build
 # guided by a profile").
 #
-#   bash bench/pgo.sh     -> target/pgo/release/a2a-gateway (~13 min from scratch on 2 cores)
+#   bash bench/pgo.sh     -> target/pgo/dist/a2a-gateway (~13 min from scratch on 2 cores)
 #
 # 1. llvm-profdata from rustup's llvm-tools component (installed if missing:
 #    it must match rustc's LLVM, so Debian's llvm will not do).
@@ -48,7 +48,7 @@ fi
 # profile, and LLVM would drop their counts without a word.
 echo "pgo: instrumented build (target/pgo-gen)"
 RUSTFLAGS="-Cprofile-generate=$PWD/$OUT/raw" \
-  cargo build --quiet --locked --release --bin a2a-gateway --target-dir target/pgo-gen
+  cargo build --quiet --locked --profile dist --bin a2a-gateway --target-dir target/pgo-gen
 # The clients and the upstream are not instrumented: only the gateway's
 # counts go into the profile.
 cargo build --quiet --locked --release --example bench-upstream
@@ -164,5 +164,5 @@ ls "$OUT"/raw/gateway-*.profraw >/dev/null
 "$profdata" merge -o "$OUT/gateway.profdata" "$OUT"/raw/gateway-*.profraw
 echo "pgo: build using the profile (target/pgo)"
 RUSTFLAGS="-Cprofile-use=$PWD/$OUT/gateway.profdata -Cllvm-args=-pgo-warn-missing-function=false" \
-  cargo build --quiet --locked --release --bin a2a-gateway --target-dir target/pgo
-echo "pgo: target/pgo/release/a2a-gateway"
+  cargo build --quiet --locked --profile dist --bin a2a-gateway --target-dir target/pgo
+echo "pgo: target/pgo/dist/a2a-gateway"

@@ -181,8 +181,9 @@ if [ "$MODE" = smoke ]; then
   cargo build --quiet --bin a2a-gateway --example bench-upstream --example bench-hyper-floor
   BIN=target/debug
 else
-  cargo build --quiet --release --bin a2a-gateway --example bench-upstream --example bench-hyper-floor
-  BIN=target/release
+  # The shipped build (the image's flags, without PGO).
+  bash bench/dist.sh --quiet --bin a2a-gateway --example bench-upstream --example bench-hyper-floor
+  BIN=target/dist
 fi
 GW=$BIN/a2a-gateway
 # BENCH_GATEWAY: measure another gateway binary (e.g. bench/pgo.sh's) in the
