@@ -3,36 +3,27 @@
 //! `Gateway`; `Gateway::start` binds its listeners. The binary and the
 //! integration tests both go through here.
 
+// The stages of a request's way, outermost first: the listeners and the
+// stack every request goes through, one call's life, where it goes, the
+// agents behind; beside them what every stage reads.
 pub mod a2a;
-pub mod access;
-pub mod admin;
 pub mod auth;
-pub mod body;
+pub mod call;
 pub mod card;
 pub mod cidr;
-pub mod client_ip;
 pub mod config;
 pub mod demo;
-pub mod dispatch;
-pub mod error;
-pub mod fleet;
+pub mod http;
 pub mod limits;
-pub mod log;
 pub mod memory_release;
-pub mod metrics;
-pub mod observe;
-pub mod proxy;
 pub mod push_guard;
 pub mod recent;
-pub mod request_id;
 pub mod routing;
 pub mod server;
-pub mod sse;
-pub mod stack;
 pub mod state;
+pub mod telemetry;
 pub mod tls;
 pub mod upstream;
-pub mod utf8;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -88,7 +79,7 @@ impl Gateway {
         let (stop_admin, admin_rx) = watch::channel(false);
         let proxy_task = tokio::spawn(server::serve(
             listener,
-            stack::proxy(self.shared.clone()),
+            server::stack::proxy(self.shared.clone()),
             server::Settings {
                 counted: Some(server::Counted {
                     open: state.metrics.connections_open.clone(),
@@ -102,7 +93,7 @@ impl Gateway {
         ));
         let admin_task = tokio::spawn(server::serve(
             admin_listener,
-            stack::admin(self.shared.clone()),
+            server::stack::admin(self.shared.clone()),
             // Probes and scrapes come straight from the cluster.
             server::Settings {
                 proxy_protocol: false,

@@ -139,7 +139,7 @@ async fn run(args: RunArgs) -> ExitCode {
         }
     };
     // Held to the end: dropping it flushes the queued log lines.
-    let _log = a2a_gateway::log::init(&config);
+    let _log = a2a_gateway::telemetry::log::init(&config);
     let running = match a2a_gateway::build(config).start().await {
         Ok(r) => r,
         Err(e) => {
@@ -233,7 +233,10 @@ async fn demo(listen: SocketAddr, admin_listen: SocketAddr) -> ExitCode {
             ..Default::default()
         },
     );
-    let _log = logging.as_ref().ok().and_then(a2a_gateway::log::init);
+    let _log = logging
+        .as_ref()
+        .ok()
+        .and_then(a2a_gateway::telemetry::log::init);
     let demo = match a2a_gateway::demo::start(listen, admin_listen).await {
         Ok(demo) => demo,
         Err(e) => {

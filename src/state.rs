@@ -9,11 +9,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Authenticator;
 use crate::config::Config;
-use crate::fleet::Fleet;
 use crate::limits::concurrency::{InFlight, Streams};
 use crate::limits::rate::RateLimits;
-use crate::metrics::{Metrics, UpstreamMeters};
+use crate::routing::fleet::Fleet;
 use crate::routing::Router;
+use crate::telemetry::metrics::{Metrics, UpstreamMeters};
 use crate::upstream::headers::Credentials;
 use crate::upstream::Upstream;
 
@@ -137,7 +137,7 @@ impl AppState {
         &self,
         parts: &http::request::Parts,
         conn: &ConnInfo,
-    ) -> Result<Option<crate::auth::Identity>, crate::error::GatewayError> {
+    ) -> Result<Option<crate::auth::Identity>, crate::http::error::GatewayError> {
         match &self.auth {
             Some(auth) => auth
                 .authenticate(parts, conn.peer.as_deref())
@@ -151,7 +151,7 @@ impl AppState {
     /// and the task states seen, for the metrics.
     pub fn observe_answer(
         &self,
-        seen: &crate::routing::learn::Seen<'_>,
+        seen: &crate::a2a::seen::Seen<'_>,
         owner: &std::sync::Arc<str>,
         skill: Option<&str>,
     ) {
@@ -163,16 +163,16 @@ impl AppState {
     /// `tasks` times.
     pub fn observe_events(
         &self,
-        seen: &crate::routing::learn::Seen<'_>,
+        seen: &crate::a2a::seen::Seen<'_>,
         owner: &std::sync::Arc<str>,
         skill: Option<&str>,
-        tasks: &mut crate::metrics::StreamTasks,
+        tasks: &mut crate::telemetry::metrics::StreamTasks,
     ) {
         self.learn_owners(seen, owner);
         tasks.states_seen(seen, skill.unwrap_or("none"));
     }
 
-    fn learn_owners(&self, seen: &crate::routing::learn::Seen<'_>, owner: &std::sync::Arc<str>) {
+    fn learn_owners(&self, seen: &crate::a2a::seen::Seen<'_>, owner: &std::sync::Arc<str>) {
         if self.remembers_owners() {
             self.fleet.affinity.learn(seen, owner);
         }

@@ -1274,7 +1274,11 @@ async fn every_card_carries_last_modified_and_answers_if_modified_since() {
 
         let later = "Fri, 01 Jan 2100 00:00:00 GMT";
         let reply = client::get(&at(&gw, &path), &[("if-modified-since", later)]).await;
-        assert_eq!(reply.status, StatusCode::NOT_MODIFIED, "GET {path} since {later}");
+        assert_eq!(
+            reply.status,
+            StatusCode::NOT_MODIFIED,
+            "GET {path} since {later}"
+        );
 
         let earlier = "Thu, 01 Jan 1970 00:00:00 GMT";
         let reply = client::get(&at(&gw, &path), &[("if-modified-since", earlier)]).await;
@@ -1289,6 +1293,10 @@ async fn every_card_carries_last_modified_and_answers_if_modified_since() {
         assert_eq!(reply.status, StatusCode::OK, "GET {path}: the tag decides");
 
         let reply = client::get(&at(&gw, &path), &[("if-modified-since", "yesterday")]).await;
-        assert_eq!(reply.status, StatusCode::OK, "GET {path}: a bad date is ignored");
+        assert_eq!(
+            reply.status,
+            StatusCode::OK,
+            "GET {path}: a bad date is ignored"
+        );
     }
 }

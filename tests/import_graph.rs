@@ -106,7 +106,9 @@ fn word_at(chars: &[char], start: usize) -> (String, usize) {
 }
 
 fn starts_with(chars: &[char], at: usize, s: &str) -> bool {
-    s.chars().enumerate().all(|(k, c)| chars.get(at + k) == Some(&c))
+    s.chars()
+        .enumerate()
+        .all(|(k, c)| chars.get(at + k) == Some(&c))
 }
 
 /// Reads `::a::b` or `::{a::b, c}` after a path's base; returns where it
@@ -231,7 +233,11 @@ fn no_module_imports_one_that_imports_it_back() {
     assert!(
         found.is_empty(),
         "import circles between modules:\n  {}",
-        found.iter().map(|c| shown(c)).collect::<Vec<_>>().join("\n  ")
+        found
+            .iter()
+            .map(|c| shown(c))
+            .collect::<Vec<_>>()
+            .join("\n  ")
     );
 }
 
@@ -239,7 +245,8 @@ fn no_module_imports_one_that_imports_it_back() {
 #[test]
 fn the_reader_sees_every_path_form_and_finds_a_circle() {
     let module: ModPath = vec!["a".into(), "b".into()];
-    let text = "use crate::x::{y::z, w, self};\nlet v = super::c::d();\nuse self::e::f; // crate::gone\n";
+    let text =
+        "use crate::x::{y::z, w, self};\nlet v = super::c::d();\nuse self::e::f; // crate::gone\n";
     let found: BTreeSet<String> = paths(&code(text), &module)
         .into_iter()
         .map(|p| p.join("::"))
@@ -255,12 +262,20 @@ fn the_reader_sees_every_path_form_and_finds_a_circle() {
         .collect();
     let m = |s: &str| s.split("::").map(String::from).collect::<ModPath>();
     let mut edges: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
-    for (from, to) in [("p::q", "p::r::x"), ("p::r", "p::q"), ("p::q", "s"), ("s", "p")] {
+    for (from, to) in [
+        ("p::q", "p::r::x"),
+        ("p::r", "p::q"),
+        ("p::q", "s"),
+        ("s", "p"),
+    ] {
         if let Some((a, b)) = sibling_edge(&m(from), &m(to), &modules) {
             edges.entry(a).or_default().insert(b);
         }
     }
     let found: Vec<String> = circles(&edges).iter().map(|c| shown(c)).collect();
-    assert!(found.contains(&"p::q → p::r → p::q".to_string()), "{found:?}");
+    assert!(
+        found.contains(&"p::q → p::r → p::q".to_string()),
+        "{found:?}"
+    );
     assert!(found.contains(&"p → s → p".to_string()), "{found:?}");
 }

@@ -854,7 +854,7 @@ fn json_events(lines: &[String]) -> Vec<Value> {
 fn access_lines(lines: &[String]) -> Vec<Value> {
     json_events(lines)
         .into_iter()
-        .filter(|e| e["target"] == "a2a_gateway::access")
+        .filter(|e| e["target"] == "a2a_gateway::telemetry::access")
         .collect()
 }
 
@@ -1005,7 +1005,10 @@ async fn the_text_access_line_follows_the_format_and_the_level() {
     let mock = MockAgent::start(Mode::Normal).await;
     // The second level keeps the listening line but filters out the access
     // target, as `RUST_LOG`-style directives can.
-    for (level, expect_line) in [("info", true), ("info,a2a_gateway::access=warn", false)] {
+    for (level, expect_line) in [
+        ("info", true),
+        ("info,a2a_gateway::telemetry::access=warn", false),
+    ] {
         let text = binary_config("2s", "Ops", &[("echo", mock.url())])
             .replace("format = \"json\"", "format = \"text\"")
             .replace("level = \"info\"", &format!("level = \"{level}\""));
@@ -1023,7 +1026,7 @@ async fn the_text_access_line_follows_the_format_and_the_level() {
         assert!(status.success(), "exit 0 on SIGTERM: {status}");
         let access: Vec<&String> = lines
             .iter()
-            .filter(|l| l.contains(" a2a_gateway::access: access "))
+            .filter(|l| l.contains(" a2a_gateway::telemetry::access: access "))
             .collect();
         if !expect_line {
             assert!(access.is_empty(), "no access line at {level}: {access:?}");
@@ -1031,10 +1034,11 @@ async fn the_text_access_line_follows_the_format_and_the_level() {
         }
         assert_eq!(access.len(), 1, "{}", lines.join("\n"));
         let line = access[0];
-        // 2026-11-25T04:40:07.123456Z  INFO a2a_gateway::access: access request_id=...
+        // 2026-11-25T04:40:07.123456Z  INFO a2a_gateway::telemetry::access: access request_id=...
         let (time, rest) = line.split_at(27);
         assert!(humantime::parse_rfc3339(time).is_ok(), "{line}");
-        let expected = "  INFO a2a_gateway::access: access request_id=\"text \\\"quoted\\\" id\" \
+        let expected =
+            "  INFO a2a_gateway::telemetry::access: access request_id=\"text \\\"quoted\\\" id\" \
              client=127.0.0.1 caller=\"-\" method=\"message/send\" skill=\"none\" \
              upstream=\"echo\" rule=\"default\" status=200 duration_ms=";
         assert!(rest.starts_with(expected), "{line}");

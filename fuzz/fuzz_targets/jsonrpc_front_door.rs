@@ -12,7 +12,7 @@ use a2a_gateway::a2a::{jsonrpc, methods, validate};
 use a2a_gateway::card::aggregate::upstream_skills;
 use a2a_gateway::card::skills::PublishedSkill;
 use a2a_gateway::config::{MatchSettings, SkillPolicy};
-use a2a_gateway::error::GatewayError;
+use a2a_gateway::http::error::GatewayError;
 use a2a_gateway::routing::matcher::Matcher;
 use a2a_gateway::routing::request;
 use futures_util::FutureExt;
@@ -125,7 +125,7 @@ fn front_door(data: &[u8]) {
 /// level problems), JSON content, `jsonrpc` "2.0", the code, and the id
 /// exactly as the request wrote it (`null` when there was none).
 fn check_error(
-    response: http::Response<a2a_gateway::body::Body>,
+    response: http::Response<a2a_gateway::http::body::Body>,
     id: Option<&RawValue>,
     code: i32,
 ) {

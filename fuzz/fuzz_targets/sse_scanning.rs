@@ -13,8 +13,8 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use a2a_gateway::routing::learn;
-use a2a_gateway::sse::{EventScanner, RelaySettings, SseRelay};
+use a2a_gateway::a2a::seen;
+use a2a_gateway::call::sse::{EventScanner, RelaySettings, SseRelay};
 use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
@@ -113,7 +113,7 @@ fn relay(stream: &[u8], chunks: &[&[u8]], ends: &[usize], max_event_bytes: usize
         idle_timeout: Duration::from_secs(3600),
         max_event_bytes,
         on_events: Some(Box::new(|events: &[u8]| {
-            let _ = learn::from_events(events);
+            let _ = seen::from_events(events);
         })),
         closing: None,
     };

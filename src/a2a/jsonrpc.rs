@@ -61,7 +61,7 @@ pub fn parse(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
     // JSON is UTF-8 (RFC 8259). serde_json checks the strings it reads but
     // not the bytes of members it skips, so the whole body is checked here:
     // an agent must never be handed a body the gateway would call JSON.
-    let Some(text) = crate::utf8::text(body) else {
+    let Some(text) = crate::a2a::utf8::text(body) else {
         return Err(EnvelopeError {
             id: None,
             code: PARSE_ERROR,

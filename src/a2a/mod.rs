@@ -5,6 +5,8 @@
 pub mod jsonrpc;
 pub mod methods;
 pub mod model;
+pub mod seen;
+pub mod utf8;
 pub mod validate;
 
 pub use methods::{Family, Method, Version};

@@ -10,10 +10,8 @@ pub mod apikey;
 pub mod authz;
 pub mod basic;
 pub mod config;
-pub mod jwks;
 pub mod jwt;
 pub mod publish;
-mod verified;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
@@ -22,7 +20,7 @@ use http::header;
 use http::request::Parts;
 use serde_json::{Map, Value};
 
-use crate::error::GatewayError;
+use crate::http::error::GatewayError;
 use crate::tls::PeerCert;
 use basic::{BasicVerifier, Outcome};
 use config::{Auth, SchemeKind};

@@ -1,10 +1,9 @@
 //! Agent Cards: the upstreams' own (fetched and kept fresh by `store`), the
 //! published aggregate (`aggregate`), URL rewriting (`rewrite`) and serving
-//! with ETag / Cache-Control (`published`).
+//! with ETag / Cache-Control (`published`). What a request makes of them
+//! (the endpoint it reached, the extended card) is `crate::call`'s.
 
 pub mod aggregate;
-pub mod endpoint;
-pub mod extended;
 pub mod inherit;
 pub mod published;
 pub mod rewrite;

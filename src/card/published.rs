@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
 use serde_json::Value;
 
-use crate::body::{self, Body};
+use crate::http::body::{self, Body};
 
 /// A card ready to serve.
 #[derive(Debug, Clone)]
@@ -152,10 +152,7 @@ mod tests {
         assert_eq!(plain.headers()[header::CACHE_CONTROL], "public, max-age=60");
         assert_eq!(plain.headers()[header::ETAG], card.etag);
         let date = plain.headers()[header::LAST_MODIFIED].to_str().unwrap();
-        assert_eq!(
-            httpdate::parse_http_date(date).unwrap(),
-            card.last_modified
-        );
+        assert_eq!(httpdate::parse_http_date(date).unwrap(), card.last_modified);
     }
 
     #[test]
@@ -191,7 +188,10 @@ mod tests {
     fn the_same_content_keeps_its_date() {
         let first = render(&json!({"name": "kept"}));
         std::thread::sleep(Duration::from_millis(1100));
-        assert_eq!(render(&json!({"name": "kept"})).last_modified, first.last_modified);
+        assert_eq!(
+            render(&json!({"name": "kept"})).last_modified,
+            first.last_modified
+        );
         assert!(render(&json!({"name": "newer"})).last_modified >= first.last_modified);
     }
 }

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::CARD_PATHS;
 use crate::config::CardRefresh;
-use crate::error::GatewayError;
-use crate::metrics::Metrics;
+use crate::http::error::GatewayError;
+use crate::telemetry::metrics::Metrics;
 use crate::upstream::Upstream;
 
 /// Cards are small; anything bigger is not a card.

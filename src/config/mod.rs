@@ -114,7 +114,7 @@ pub struct Server {
     pub http2_max_concurrent_streams: u32,
     /// Plain HTTP on a non-loopback address was asked for explicitly.
     pub plaintext: bool,
-    /// Peers whose `X-Forwarded-For` names the client (`crate::client_ip`).
+    /// Peers whose `X-Forwarded-For` names the client (`crate::call::client_ip`).
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Every connection begins with a PROXY protocol header (v1 or v2)
     /// whose source address is the client's.

@@ -25,7 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::shapes::{self, State};
-use crate::body::{self, Body};
+use crate::http::body::{self, Body};
 
 const EVENT_INTERVAL: Duration = Duration::from_millis(300);
 

@@ -18,7 +18,7 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::error::GatewayError;
+use crate::http::error::GatewayError;
 
 /// In-flight calls to one upstream (all its replicas).
 pub struct InFlight {

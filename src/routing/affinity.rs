@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::learn::Seen;
+use crate::a2a::seen::Seen;
 use crate::recent::Recent;
 
 pub struct Affinity {

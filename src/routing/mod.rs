@@ -14,9 +14,10 @@
 //!    otherwise an error listing the routable skills.
 
 pub mod affinity;
-pub mod learn;
+pub mod fleet;
 pub mod matcher;
 pub mod probe;
+
 pub mod request;
 
 use std::sync::Arc;
@@ -26,8 +27,8 @@ use http::HeaderMap;
 use crate::a2a::model::Params;
 use crate::a2a::{Family, Method};
 use crate::config;
-use crate::error::GatewayError;
-use crate::fleet::FleetView;
+use crate::http::error::GatewayError;
+use crate::routing::fleet::FleetView;
 use affinity::Affinity;
 
 /// The rule that picked the upstream (a bounded label for logs and metrics).
@@ -39,6 +40,9 @@ pub enum Rule {
     Match,
     Default,
 }
+
+// Every rule has its own kept metrics handle.
+const _: () = assert!(Rule::COUNT < crate::telemetry::metrics::ROUTING_SLOTS);
 
 impl Rule {
     pub const ALL: [Rule; 5] = [

@@ -13,13 +13,17 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+pub mod admin;
+pub mod dispatch;
+
 mod protocol;
 mod proxy_protocol;
+pub mod stack;
 
 use protocol::{Protocol, Protocols};
 
 use crate::config::{Limits, Server};
-use crate::stack::PerConnection;
+use crate::server::stack::PerConnection;
 use crate::state::ConnInfo;
 use crate::tls::TlsState;
 

@@ -23,7 +23,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::Settings;
-use crate::stack::ConnService;
+use crate::server::stack::ConnService;
 
 /// What a client opens an HTTP/2 connection with (RFC 9113, 3.4).
 const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

@@ -8,7 +8,7 @@ use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 
 use super::{Leased, RpcCall, Upstream};
-use crate::error::GatewayError;
+use crate::http::error::GatewayError;
 
 /// An answer read whole: its status, headers and (bounded) body.
 pub type Exchanged = (StatusCode, HeaderMap, Bytes);

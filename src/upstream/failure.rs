@@ -10,7 +10,7 @@ use std::time::Instant;
 use http::{StatusCode, Uri};
 
 use super::{h1_stream, pool, BreakerState, Upstream};
-use crate::error::GatewayError;
+use crate::http::error::GatewayError;
 
 /// A failed call, and whether it may have reached the agent (then it must
 /// not be sent again).

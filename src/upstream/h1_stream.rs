@@ -30,8 +30,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::framing::{self, Decoder, Framing, Malformed};
-use super::pool::Home;
-use crate::body::BoxError;
+use crate::http::body::BoxError;
 
 /// Most header fields an answer's head may have (hyper's default too).
 const MAX_HEADERS: usize = 100;
@@ -72,6 +71,11 @@ impl From<Malformed> for Error {
         Error::Malformed(m)
     }
 }
+
+/// Where the bare socket goes when its answer has ended cleanly and the
+/// connection may be kept (the pool's list): a closure, so that this file
+/// need not know the pool.
+pub type Home = Box<dyn FnOnce(TcpStream) + Send>;
 
 /// Writes the call on `io` and reads the answer's head; the body is read
 /// as the answer's consumer polls it. `head` is origin-form, `Host` set.
@@ -242,7 +246,7 @@ impl StreamBody {
     fn finish(&mut self) {
         let io = self.io.take();
         if let (Some(io), Some(home), 0) = (io, self.home.take(), self.decoder.buffered()) {
-            home.put(io);
+            home(io);
         }
     }
 
@@ -394,7 +398,7 @@ mod tests {
             .unwrap()
     }
 
-    async fn body_of(response: Response<super::super::Leased>) -> Result<Bytes, BoxError> {
+    async fn body_of(response: Response<super::super::answer::Leased>) -> Result<Bytes, BoxError> {
         Ok(response.into_body().collect().await?.to_bytes())
     }
 

@@ -1,24 +1,9 @@
 //! Header hygiene between client, gateway and upstream (RFC 9110 §7.6.1).
 
+use crate::http::hop_by_hop::{is_hop_by_hop, HOP_BY_HOP};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
 use super::Origin;
-
-/// Headers that describe one connection and must not cross the gateway.
-const HOP_BY_HOP: [HeaderName; 8] = [
-    header::CONNECTION,
-    HeaderName::from_static("keep-alive"),
-    HeaderName::from_static("proxy-connection"),
-    header::PROXY_AUTHENTICATE,
-    header::PROXY_AUTHORIZATION,
-    header::TE,
-    header::TRAILER,
-    header::TRANSFER_ENCODING,
-];
-
-pub fn is_hop_by_hop(name: &HeaderName) -> bool {
-    HOP_BY_HOP.contains(name) || name == header::UPGRADE
-}
 
 /// Keeps the client's `Content-Length` when it is the one value, written
 /// plainly, of the body's length, as it nearly always is: hyper then sends

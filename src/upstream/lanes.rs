@@ -56,7 +56,7 @@ impl<C: Clone> Lanes<C> {
         });
         let (client, calls) = &lanes[index];
         calls.fetch_add(1, Ordering::AcqRel);
-        (client.clone(), Lease::lane(Place(calls.clone())))
+        (client.clone(), Lease::new(Place(calls.clone())))
     }
 
     /// Calls on each lane now, in lane order.

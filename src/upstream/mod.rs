@@ -60,6 +60,7 @@
 //! ownership routing sends each follow-up to the agent that owns it.
 
 mod address;
+mod answer;
 pub mod breaker;
 mod exchange;
 mod failure;
@@ -89,7 +90,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use smallvec::SmallVec;
 
 use crate::config;
-use crate::error::GatewayError;
+use crate::http::error::GatewayError;
 pub use address::RpcCall;
 use address::{origin_form, origin_target, readdress, Addressing, Host};
 pub use exchange::Exchanged;
@@ -98,10 +99,10 @@ use failure::{is_failure_status, Failure};
 pub use h1_stream::{take_head, Error as AnswerError};
 use replicas::{Attempt, Replicas};
 
+pub use answer::Leased;
 pub use breaker::State as BreakerState;
 use lanes::Lanes;
 use lease::Lease;
-pub use lease::Leased;
 use pool::Pool;
 pub use replicas::ReplicaHealth;
 
@@ -244,7 +245,7 @@ impl Upstream {
         }
         let (head, body) = request.into_parts();
         // Every attempt gets its own handle on the bytes.
-        let body = crate::body::full_bytes(body).await;
+        let body = crate::http::body::full_bytes(body).await;
         self.send_balanced(head, body, &Addressing::Origin, false, deadline)
             .await
     }
@@ -281,11 +282,11 @@ impl Upstream {
                 Err(f) if f.maybe_delivered => return Err(f.error),
                 Err(f) => {
                     // Named by its X-Request-Id: there is no span per
-                    // request at info (`crate::stack`). The head is gone
+                    // request at info (`crate::server::stack`). The head is gone
                     // after the last replica, and so is any other to try.
                     let id = parts
                         .as_ref()
-                        .and_then(|p| p.headers.get(crate::request_id::HEADER));
+                        .and_then(|p| p.headers.get(crate::http::request_id::HEADER));
                     let request_id = id.and_then(|v| v.to_str().ok()).unwrap_or("-");
                     tracing::warn!(request_id, upstream = %self.name, error = %f.error, "call never reached the replica; trying another");
                     last = Some(f.error);

@@ -40,8 +40,9 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use super::answer::{Answer, Leased};
 use super::h1_stream;
-use super::lease::{Answer, Lease, Leased};
+use super::lease::Lease;
 
 type Sender = SendRequest<Full<Bytes>>;
 
@@ -172,7 +173,7 @@ impl Pool {
                         sender: Some(sender),
                         pool: Arc::clone(&self.inner),
                     };
-                    let lease = Some(Lease::connection(back));
+                    let lease = Some(Lease::new(back));
                     return Ok(response.map(|body| Leased::new(Answer::from(body), lease)));
                 }
                 Err(mut e) => match e.take_message() {
@@ -197,12 +198,13 @@ impl Pool {
         request: Request<Full<Bytes>>,
     ) -> Result<Response<Leased>, Error> {
         let (head, body) = request.into_parts();
-        let body = crate::body::full_bytes(body).await;
+        let body = crate::http::body::full_bytes(body).await;
         let stream = match self.inner.pop_bare() {
             Some(stream) => stream,
             None => self.inner.dial_nodelay().await?,
         };
-        let home = Home(Arc::clone(&self.inner));
+        let inner = Arc::clone(&self.inner);
+        let home: h1_stream::Home = Box::new(move |stream| inner.put(Kept::Bare(stream)));
         match h1_stream::call(stream, &head, &body, home).await {
             Ok(response) => {
                 Ok(response.map(|body| Leased::new(Answer::Stream(Box::new(body)), None)))
@@ -389,15 +391,6 @@ impl Drop for Returning {
         if let Some(sender) = self.sender.take() {
             self.pool.put(Kept::Hyper(sender));
         }
-    }
-}
-
-/// Where a stream's bare socket goes when its answer has ended cleanly.
-pub(super) struct Home(Arc<Inner>);
-
-impl Home {
-    pub(super) fn put(self, stream: TcpStream) {
-        self.0.put(Kept::Bare(stream));
     }
 }
 

@@ -14,10 +14,12 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
-use super::jwks::{JwksLocation, JwksSource, Snapshot};
-use super::verified::{self, VerifiedTokens};
+use jwks::{JwksLocation, JwksSource, Snapshot};
+use verified::VerifiedTokens;
 
+pub mod jwks;
 mod settings;
+mod verified;
 
 pub(crate) use settings::check_public_key;
 pub use settings::{settings, JwtKeySection, JwtSection, JwtSettings, StaticKey};

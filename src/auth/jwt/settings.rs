@@ -12,7 +12,7 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 use serde::Deserialize;
 
 use super::b64url_decode;
-use crate::auth::jwks::{self, JwksConfig, JwksLocation};
+use super::jwks::{self, JwksConfig, JwksLocation};
 
 /// `jwt = { … }` of a bearer / oauth2 / openIdConnect scheme, as written.
 #[derive(Debug, Deserialize)]

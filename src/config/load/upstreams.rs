@@ -247,7 +247,7 @@ impl Checker {
             self.err(path, "not a valid HTTP header name");
             return None;
         };
-        if crate::upstream::headers::is_hop_by_hop(&header) || header == http::header::HOST {
+        if crate::http::hop_by_hop::is_hop_by_hop(&header) || header == http::header::HOST {
             self.err(
                 path,
                 "hop-by-hop and Host headers are managed by the gateway and cannot be set",

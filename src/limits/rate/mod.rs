@@ -46,16 +46,8 @@ pub use settings::*;
 /// A caller not seen for this long is forgotten (and starts afresh).
 pub const CALLER_IDLE: Duration = Duration::from_secs(600);
 
-/// Why a call was refused: which limit, when to retry, and the IETF
-/// `RateLimit-Policy` / `RateLimit` header values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// A bounded label: "global", "caller", "upstream", "skill".
-    pub limit: &'static str,
-    pub retry_after: Duration,
-    pub policy: String,
-    pub state: String,
-}
+/// Why a call was refused (defined beside the error it becomes).
+pub use crate::http::error::RateRefusal as Refusal;
 
 /// `RateLimit` value for an exhausted limit: `"<label>";r=0;t=<seconds>`,
 /// the seconds rounded up and at least 1.

@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::config::LogFormat;
 
 /// The access line's target: operators filter on it (`RUST_LOG`).
-pub const TARGET: &str = "a2a_gateway::access";
+pub const TARGET: &str = "a2a_gateway::telemetry::access";
 
 /// One access line's fields, in the order they are written.
 pub struct Fields<'a> {
@@ -140,7 +140,7 @@ struct Text;
 impl Layout for Text {
     fn open(now: SystemTime, out: &mut Vec<u8>) {
         timestamp(now, out);
-        out.extend_from_slice(b"  INFO a2a_gateway::access: access");
+        out.extend_from_slice(b"  INFO a2a_gateway::telemetry::access: access");
     }
 
     fn name(out: &mut Vec<u8>, name: &str) {
@@ -196,7 +196,7 @@ impl Layout for Json {
     }
 
     fn close(out: &mut Vec<u8>) {
-        out.extend_from_slice(b"},\"target\":\"a2a_gateway::access\"}\n");
+        out.extend_from_slice(b"},\"target\":\"a2a_gateway::telemetry::access\"}\n");
     }
 }
 
@@ -330,7 +330,7 @@ pub fn with_line(fields: &Fields, format: LogFormat, emit: impl FnOnce(&[u8])) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::capture::Capture;
+    use crate::telemetry::log::capture::Capture;
 
     fn fields<'a>() -> Fields<'a> {
         Fields {
@@ -353,7 +353,7 @@ mod tests {
     /// What `tracing_subscriber::fmt`, as `log::init` sets it up without a
     /// terminal, writes for the same fields.
     fn through_tracing(fields: &Fields, format: LogFormat) -> String {
-        let _serial = crate::log::capture::serial();
+        let _serial = crate::telemetry::log::capture::serial();
         let capture = Capture::default();
         tracing::dispatcher::with_default(&capture.dispatch(format), || {
             tracing::callsite::rebuild_interest_cache();

@@ -9,13 +9,13 @@ use http_body_util::BodyExt;
 use serde_json::value::RawValue;
 
 use super::Permits;
-use crate::access::Record;
-use crate::body::Body;
+use crate::a2a::seen;
+use crate::call::observe::Observed;
+use crate::call::sse::{RelaySettings, SseRelay};
+use crate::http::body::Body;
 use crate::limits::concurrency::Guarded;
-use crate::observe::Observed;
-use crate::routing::learn;
-use crate::sse::{RelaySettings, SseRelay};
 use crate::state::AppState;
+use crate::telemetry::access::Record;
 use crate::upstream::{headers, Leased};
 
 /// Unary answers larger than this are relayed but not scanned for task ids.
@@ -45,9 +45,9 @@ pub(super) fn relay(
         let upstream = owner.clone();
         let open = StreamOpen::new(state.metrics.clone());
         let mut first = true;
-        let mut tasks = crate::metrics::StreamTasks::new(state.metrics.clone());
+        let mut tasks = crate::telemetry::metrics::StreamTasks::new(state.metrics.clone());
         let on_events = Box::new(move |events: &[u8]| {
-            let observed = learn::from_events(events);
+            let observed = seen::from_events(events);
             let metrics = &learner.metrics;
             if std::mem::take(&mut first) {
                 metrics
@@ -75,7 +75,7 @@ pub(super) fn relay(
         Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
     } else {
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
-            learner.observe_answer(&learn::from_response(bytes), &owner, seen.skill.as_deref());
+            learner.observe_answer(&seen::from_response(bytes), &owner, seen.skill.as_deref());
         });
         // The answer's errors are boxed already (`upstream::Answer`).
         Guarded::new(observed, permits).boxed_unsync()
@@ -100,10 +100,13 @@ impl Sighting {
 
 /// `sse_streams_open` (and `crate::memory_release`) count this stream while
 /// it lives.
-struct StreamOpen(Arc<crate::metrics::Metrics>, crate::memory_release::Active);
+struct StreamOpen(
+    Arc<crate::telemetry::metrics::Metrics>,
+    crate::memory_release::Active,
+);
 
 impl StreamOpen {
-    fn new(metrics: Arc<crate::metrics::Metrics>) -> Self {
+    fn new(metrics: Arc<crate::telemetry::metrics::Metrics>) -> Self {
         metrics.sse_open.inc();
         Self(metrics, crate::memory_release::Active::new())
     }

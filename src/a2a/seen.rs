@@ -78,7 +78,7 @@ impl Seen<'_> {
 /// Ids in a unary JSON-RPC response body (nothing if it is not one).
 pub fn from_response(body: &[u8]) -> Seen<'_> {
     let mut seen = Seen::default();
-    if let Some(answer) = crate::utf8::text(body).and_then(answer::read) {
+    if let Some(answer) = crate::a2a::utf8::text(body).and_then(answer::read) {
         absorb(&answer, &mut seen);
     }
     seen
@@ -152,7 +152,7 @@ pub fn from_events(chunk: &[u8]) -> Seen<'_> {
             data.absorb(&mut seen);
         } else if let Some(rest) = line.strip_prefix(b"data:") {
             let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-            match crate::utf8::text(rest) {
+            match crate::a2a::utf8::text(rest) {
                 Some(text) => data.push(text),
                 None => data.broken = true,
             }

@@ -1,6 +1,6 @@
 //! Every proxied call's `X-Request-Id`: the client's own, or one made here.
 //! tower-http's `SetRequestId` and `PropagateRequestId` set it on the
-//! request and echo it on the answer (`crate::stack`); this file makes the
+//! request and echo it on the answer (`crate::server::stack`); this file makes the
 //! ids.
 //!
 //! Made ids are UUID-shaped, unique, and cheap: a random 64-bit prefix chosen
@@ -62,7 +62,7 @@ fn make() -> Option<HeaderValue> {
 /// table with values that never come again, and before each insert h2 walks
 /// every id still in the table comparing values: ~4,000 instructions a
 /// response (bench/profile.md). The client's decoder is spared the same
-/// churn. Ids a client sends are marked as they arrive (`crate::stack`).
+/// churn. Ids a client sends are marked as they arrive (`crate::server::stack`).
 fn never_indexed(value: &mut HeaderValue) {
     value.set_sensitive(true);
 }

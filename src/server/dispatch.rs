@@ -15,10 +15,11 @@ use http::request::Parts;
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
 
-use crate::body::Body;
-use crate::card::{endpoint, extended, published, rewrite, CARD_PATHS, EXTENDED_CARD_PATHS};
-use crate::error::GatewayError;
-use crate::proxy;
+use crate::call;
+use crate::call::{endpoint, extended_card};
+use crate::card::{published, rewrite, CARD_PATHS, EXTENDED_CARD_PATHS};
+use crate::http::body::Body;
+use crate::http::error::GatewayError;
 use crate::state::{AppState, ConnInfo};
 
 /// Answers one request that arrived on the connection `conn` describes.
@@ -61,9 +62,9 @@ pub async fn dispatch(
             }
         }
         Method::GET | Method::HEAD if is_extended => {
-            extended::serve(&state, &parts, &conn, &proxy::origin(&state, &parts, &conn), scope).await
+            extended_card::serve(&state, &parts, &conn, &call::origin(&state, &parts, &conn), scope).await
         }
-        Method::POST if is_rpc => proxy::handle(state, &conn, Request::from_parts(parts, body), scope).await,
+        Method::POST if is_rpc => call::handle(state, &conn, Request::from_parts(parts, body), scope).await,
         ref method if is_rpc || is_card || is_extended => GatewayError::MethodNotAllowed {
             method: method.to_string(),
             path: parts.uri.path().chars().take(128).collect(),

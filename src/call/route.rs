@@ -7,7 +7,7 @@ use crate::a2a::model::Params;
 use crate::a2a::Method;
 use crate::auth::authz::Target;
 use crate::auth::Identity;
-use crate::error::GatewayError;
+use crate::http::error::GatewayError;
 use crate::routing::{probe, request, Decision, Route, RouteInput, Rule};
 use crate::state::AppState;
 use crate::upstream::{Caller, Origin};
@@ -73,7 +73,7 @@ pub(super) async fn route(
 
 fn may_use(
     state: &AppState,
-    view: &crate::fleet::FleetView,
+    view: &crate::routing::fleet::FleetView,
     identity: Option<&Identity>,
     upstream: usize,
     family: &str,

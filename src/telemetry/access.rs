@@ -16,12 +16,8 @@ use http::HeaderValue;
 use smallvec::SmallVec;
 
 use crate::a2a::Method;
-use crate::metrics::{self, Metrics, UpstreamMeters};
-
-/// The JSON-RPC error code of a response the gateway made itself (set by
-/// `GatewayError::into_response`), so the record can say which error it was.
-#[derive(Debug, Clone, Copy)]
-pub struct ErrorCode(pub i32);
+use crate::http::error::ErrorCode;
+use crate::telemetry::metrics::{self, Metrics, UpstreamMeters};
 
 /// Which method the call named, as far as it was read.
 #[derive(Debug, Clone, Copy)]
@@ -115,10 +111,15 @@ impl Record {
     }
 
     /// Where routing sent the call.
-    pub fn routed(&mut self, meters: &Arc<UpstreamMeters>, route: &crate::routing::Route) {
+    pub fn routed(
+        &mut self,
+        meters: &Arc<UpstreamMeters>,
+        skill: Option<String>,
+        rule: &'static str,
+    ) {
         self.upstream = Some(meters.clone());
-        self.skill = route.skill.clone();
-        self.rule = route.rule.label();
+        self.skill = skill;
+        self.rule = rule;
     }
 
     /// Takes the status and (gateway) error code from the response head.
@@ -134,10 +135,10 @@ impl Record {
         let upstream = self.upstream.as_ref().map_or("none", |u| u.name());
         let skill = self.skill.as_deref().unwrap_or("none");
         self.count(elapsed, upstream, skill);
-        if !crate::log::access_wanted() {
+        if !crate::telemetry::log::access_wanted() {
             return;
         }
-        crate::log::access(&crate::log::access_line::Fields {
+        crate::telemetry::log::access(&crate::telemetry::log::access_line::Fields {
             request_id: self.request_id(),
             client: self.client,
             caller: self.caller.as_deref().unwrap_or("-"),

@@ -9,13 +9,14 @@ use http::{header, HeaderValue, Response};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::aggregate::{self, UpstreamCard};
-use super::{endpoint, rewrite};
+use super::endpoint;
 use crate::a2a::jsonrpc;
 use crate::auth::authz::Target;
 use crate::auth::Identity;
-use crate::body::{self, Body};
-use crate::error::GatewayError;
+use crate::card::aggregate::{self, UpstreamCard};
+use crate::card::{inherit, rewrite};
+use crate::http::body::{self, Body};
+use crate::http::error::GatewayError;
 use crate::state::{AppState, ConnInfo};
 use crate::upstream::{Caller, Origin, Upstream};
 
@@ -69,7 +70,9 @@ pub async fn serve(
         }
         Err(e) => e.into_response(None),
     };
-    response.headers_mut().insert(header::CACHE_CONTROL, private);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, private);
     response
 }
 
@@ -172,7 +175,7 @@ fn fleet_card(
     );
     let mut card = built.card;
     let agents: Vec<&Value> = cards.iter().map(|(_, c)| c).collect();
-    super::inherit::apply(&mut card, &agents, &state.config);
+    inherit::apply(&mut card, &agents, &state.config);
     keep_allowed_skills(state, identity, &mut card, |id| {
         let skill = built.skills.iter().find(|s| s.id == id)?;
         Some((skill.upstream.clone(), skill.id.clone()))

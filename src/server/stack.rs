@@ -22,9 +22,9 @@ use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::{DefaultOnFailure, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
-use crate::body::Body;
-use crate::error::GatewayError;
-use crate::request_id::{MakeId, HEADER};
+use crate::http::body::Body;
+use crate::http::error::GatewayError;
+use crate::http::request_id::{MakeId, HEADER};
 use crate::state::{AppState, ConnInfo, Shared};
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
@@ -66,7 +66,7 @@ fn proxy_for(shared: Shared, sensitive: Arc<[HeaderName]>, conn: ConnInfo) -> Co
         // Each call runs under the configuration current when it arrived.
         let state = shared.load_full();
         let conn = conn.clone();
-        async move { Ok::<_, Infallible>(crate::dispatch::dispatch(state, conn, request).await) }
+        async move { Ok::<_, Infallible>(crate::server::dispatch::dispatch(state, conn, request).await) }
     });
     let service = ServiceBuilder::new()
         // Outermost: credentials are marked before any layer could log them.
@@ -121,7 +121,7 @@ pub fn admin(shared: Shared) -> PerConnection {
         let shared = shared.clone();
         let service = service_fn(move |request: Request<Incoming>| {
             let state = shared.load_full();
-            async move { Ok::<_, Infallible>(crate::admin::handle(state, request).await) }
+            async move { Ok::<_, Infallible>(crate::server::admin::handle(state, request).await) }
         });
         TowerToHyperService::new(service.boxed_clone())
     })
@@ -147,8 +147,8 @@ mod tests {
     #[allow(clippy::await_holding_lock)]
     #[tokio::test]
     async fn a_panic_is_answered_with_a_500_json_rpc_error_and_logged() {
-        let _serial = crate::log::capture::serial();
-        let capture = crate::log::capture::Capture::default();
+        let _serial = crate::telemetry::log::capture::serial();
+        let capture = crate::telemetry::log::capture::Capture::default();
         let _logging = capture.install(crate::config::LogFormat::Text);
         let service = ServiceBuilder::new()
             .layer(CatchPanicLayer::custom(panicked))
@@ -157,7 +157,7 @@ mod tests {
                 if true {
                     panic!("{}", String::from("boom"));
                 }
-                Ok::<_, Infallible>(Response::new(crate::body::empty()))
+                Ok::<_, Infallible>(Response::new(crate::http::body::empty()))
             }));
         let response = service.oneshot(Request::new(())).await.unwrap();
         assert_eq!(response.status(), http::StatusCode::INTERNAL_SERVER_ERROR);

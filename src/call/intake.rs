@@ -10,14 +10,15 @@ use http::request::Parts;
 use http::{header, HeaderMap};
 use hyper::body::Incoming;
 
-use crate::body::ReadError;
+use crate::call::client_ip;
+use crate::cidr;
 use crate::config::Limits;
-use crate::error::GatewayError;
+use crate::http::body::ReadError;
+use crate::http::error::GatewayError;
 use crate::state::{AppState, ConnInfo};
 use crate::upstream::Origin;
-use crate::{cidr, client_ip};
 
-/// The client's address, as `crate::client_ip` resolves it.
+/// The client's address, as `crate::call::client_ip` resolves it.
 pub(super) fn client_address(state: &AppState, conn: &ConnInfo, headers: &HeaderMap) -> IpAddr {
     client_ip::resolve(
         conn.remote().ip(),
@@ -80,7 +81,7 @@ pub(super) async fn read_body(
     if declared.is_some_and(|len| len > max as u64) {
         return Err(GatewayError::PayloadTooLarge { limit: max });
     }
-    let mut read = std::pin::pin!(crate::body::read_to_limit(body, max));
+    let mut read = std::pin::pin!(crate::http::body::read_to_limit(body, max));
     // A small body has usually arrived with its head: read it without
     // setting up a timer (a clock read and the runtime's handle, made and
     // dropped). A body still on its way is awaited under the timeout; the

@@ -12,15 +12,19 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::a2a::jsonrpc;
-use crate::error::codes;
+use crate::a2a::seen::{Seen, TASK_STATES};
+use crate::http::error::codes;
 use crate::recent::Recent;
-use crate::routing::learn::{Seen, TASK_STATES};
-use crate::routing::Rule;
 
 mod family;
 mod upstream;
 use family::Family;
 pub use upstream::UpstreamMeters;
+
+/// Handles kept for `routing_decisions_total`: one per routing rule (the
+/// router's rules number fewer; `crate::routing` checks) and the last for
+/// a call no rule placed.
+pub const ROUTING_SLOTS: usize = 8;
 
 pub struct Metrics {
     registry: Registry,
@@ -42,7 +46,7 @@ pub struct Metrics {
     pub task_duration: HistogramVec,
     pub routing: IntCounterVec,
     /// `routing` by rule, the last for "none"; see `routed`.
-    routing_decisions: [OnceLock<IntCounter>; Rule::COUNT + 1],
+    routing_decisions: [OnceLock<IntCounter>; ROUTING_SLOTS],
     pub affinity_entries: IntGauge,
     /// Client connections to the proxy listener: open now, and accepted.
     pub connections_open: IntGauge,
@@ -66,7 +70,7 @@ pub struct Metrics {
 
 const DEFAULT_TASKS_TIMED: u64 = 100_000;
 
-/// The kinds `crate::routing::learn` gives an event.
+/// The kinds `crate::a2a::seen` gives an event.
 const EVENT_KINDS: [&str; 6] = ["status", "artifact", "task", "message", "error", "other"];
 
 fn counter(registry: &Registry, family: &Family) -> IntCounterVec {
@@ -184,8 +188,11 @@ impl Metrics {
 
     /// One routing decision: the rule that placed the call, or `None` when
     /// none could. The handle is kept (see `upstream.rs` for why).
-    pub fn routed(&self, rule: Option<Rule>) {
-        let (slot, label) = rule.map_or((Rule::COUNT, "none"), |r| (r.index(), r.label()));
+    /// `rule` is the rule's (index, label); the index is below
+    /// [`ROUTING_SLOTS`] - 1 (the last slot is "none").
+    pub fn routed(&self, rule: Option<(usize, &'static str)>) {
+        let none = (ROUTING_SLOTS - 1, "none");
+        let (slot, label) = rule.filter(|(i, _)| *i < ROUTING_SLOTS - 1).unwrap_or(none);
         self.routing_decisions[slot]
             .get_or_init(|| self.routing.with_label_values(&[label]))
             .inc();
@@ -246,7 +253,7 @@ impl Metrics {
 
     /// The text exposition format.
     pub fn render(&self) -> String {
-        let dropped = crate::log::dropped_lines();
+        let dropped = crate::telemetry::log::dropped_lines();
         let counted = self.log_lines_dropped.get();
         if dropped > counted {
             self.log_lines_dropped.inc_by(dropped - counted);

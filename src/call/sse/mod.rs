@@ -24,8 +24,8 @@ pub use scan::EventScanner;
 use batch::Batch;
 
 use crate::a2a::jsonrpc;
-use crate::body::BoxError;
-use crate::error::codes;
+use crate::http::body::BoxError;
+use crate::http::error::codes;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 /// Called with each chunk of whole events as it is forwarded.
@@ -38,7 +38,7 @@ pub struct RelaySettings {
     /// The request id as raw JSON (`None` for a notification).
     pub request_id: Option<Box<RawValue>>,
     /// The call's `X-Request-Id`, so that a stream's failure names its call
-    /// (there is no span per request at info: `crate::stack`).
+    /// (there is no span per request at info: `crate::server::stack`).
     pub x_request_id: Box<str>,
     pub idle_timeout: Duration,
     pub max_event_bytes: usize,
@@ -297,8 +297,8 @@ mod tests {
             body(vec![data("data: 1\n\ndata: {\"half"), broken]),
             settings(1000),
         );
-        let _serial = crate::log::capture::serial();
-        let capture = crate::log::capture::Capture::default();
+        let _serial = crate::telemetry::log::capture::serial();
+        let capture = crate::telemetry::log::capture::Capture::default();
         let logging = capture.install(crate::config::LogFormat::Text);
         let out = collect(relay).await;
         drop(logging);

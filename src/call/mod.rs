@@ -14,20 +14,24 @@ use serde_json::value::RawValue;
 
 use crate::a2a::model::{read, Params};
 use crate::a2a::{jsonrpc, methods, validate, Family, Method};
-use crate::access::{Called, Logged, Record};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
-use crate::body::Body;
-use crate::card::extended;
-use crate::error::GatewayError;
+use crate::http::body::Body;
+use crate::http::error::GatewayError;
 use crate::limits::concurrency::StreamPermit;
 use crate::routing::{Route, RouteInput};
 use crate::state::{AppState, ConnInfo};
+use crate::telemetry::access::{Called, Logged, Record};
 use crate::upstream::{headers, Caller};
 
+pub mod client_ip;
+pub mod endpoint;
+pub mod extended_card;
 mod intake;
+pub mod observe;
 mod relay;
 mod route;
+pub mod sse;
 
 pub use intake::origin;
 use intake::{check_content_type, client_address, read_body};
@@ -44,7 +48,7 @@ pub async fn handle(
     request: Request<Incoming>,
     path_upstream: Option<usize>,
 ) -> Response<Body> {
-    let request_id = request.headers().get(crate::request_id::HEADER);
+    let request_id = request.headers().get(crate::http::request_id::HEADER);
     let mut record = Record::new(request_id, state.metrics.clone());
     record.client = Some(client_address(&state, conn, request.headers()));
     let response = handle_call(&state, conn, request, path_upstream, &mut record).await;
@@ -213,12 +217,12 @@ impl Call<'_> {
 }
 
 /// `GetExtendedAgentCard` (1.0), answered by the gateway itself.
-async fn extended_card(
+async fn answer_extended_card(
     state: &Arc<AppState>,
     call: &Call<'_>,
     origin: &crate::upstream::Origin,
 ) -> Response<Body> {
-    extended::answer(
+    extended_card::answer(
         state,
         &call.parts,
         call.conn,
@@ -249,7 +253,7 @@ async fn forward(
         subject: call.identity.map(|i| i.subject.as_str()),
     };
     if method.family == Family::ExtendedCard {
-        return Ok(extended_card(state, &call, &origin).await);
+        return Ok(answer_extended_card(state, &call, &origin).await);
     }
     let routed = route(
         state,
@@ -260,11 +264,16 @@ async fn forward(
         call.identity,
     )
     .await;
-    state.metrics.routed(routed.as_ref().ok().map(|r| r.rule));
+    state.metrics.routed(
+        routed
+            .as_ref()
+            .ok()
+            .map(|r| (r.rule.index(), r.rule.label())),
+    );
     let route = routed?;
     let owner = state.router.name(route.upstream);
     let meters = &state.meters[route.upstream];
-    record.routed(meters, &route);
+    record.routed(meters, route.skill.clone(), route.rule.label());
     authorize(state, &call, &route, &owner)?;
     let client = record.client.unwrap_or(origin.peer.ip());
     let permits = admit(state, &call, &route, &owner, client).await?;

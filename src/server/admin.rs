@@ -7,7 +7,7 @@ use http::{header, HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{json, Map, Value};
 
-use crate::body::{self, Body};
+use crate::http::body::{self, Body};
 use crate::state::AppState;
 
 pub async fn handle(state: Arc<AppState>, request: Request<Incoming>) -> Response<Body> {

@@ -20,7 +20,7 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use super::jwt::{check_public_key, JwtError};
+use super::{check_public_key, JwtError};
 
 /// Bound on one discovery or JWKS fetch, connection included.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);

@@ -69,7 +69,7 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    pub fn new(config: &Config, metrics: Arc<crate::metrics::Metrics>) -> Self {
+    pub fn new(config: &Config, metrics: Arc<crate::telemetry::metrics::Metrics>) -> Self {
         Self {
             store: CardStore::new(&config.card_refresh, metrics),
             affinity: Affinity::new(

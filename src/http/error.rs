@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::a2a::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
-use crate::body::{self, Body};
+use crate::http::body::{self, Body};
 
 /// Gateway-defined JSON-RPC codes (server range -32000..-32099), documented
 /// in README.md.
@@ -45,6 +45,23 @@ pub mod codes {
     /// The gateway is shutting down and ended the stream (final SSE event);
     /// resubscribe to continue.
     pub const SHUTTING_DOWN: i32 = -32056;
+}
+
+/// The JSON-RPC error code of a response the gateway made itself (set by
+/// `GatewayError::into_response`), so the access record can say which
+/// error it was.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorCode(pub i32);
+
+/// Why a rate limit refused a call: which limit, when to retry, and the
+/// IETF `RateLimit-Policy` / `RateLimit` header values (`crate::limits`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateRefusal {
+    /// A bounded label: "global", "caller", "upstream", "skill".
+    pub limit: &'static str,
+    pub retry_after: std::time::Duration,
+    pub policy: String,
+    pub state: String,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -94,7 +111,7 @@ pub enum GatewayError {
     #[error("the authenticated extended card is not configured on this gateway")]
     ExtendedCardNotConfigured,
     #[error("rate limit exceeded ({}): retry after {}s", .0.limit, .0.retry_after.as_secs_f64().ceil())]
-    RateLimited(crate::limits::rate::Refusal),
+    RateLimited(RateRefusal),
     #[error("overloaded: {reason}")]
     Overloaded {
         /// Which limit refused: "in_flight" or "streams" (a metrics label).
@@ -216,9 +233,7 @@ impl GatewayError {
         let body = jsonrpc::error_body(id, self.code(), &self.to_string(), self.data().as_ref());
         let mut response = Response::new(body::full(body));
         *response.status_mut() = status;
-        response
-            .extensions_mut()
-            .insert(crate::access::ErrorCode(code));
+        response.extensions_mut().insert(ErrorCode(code));
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,
