@@ -120,7 +120,7 @@ w(f"| memory | {meta['mem']} |")
 w(f"| kernel | {meta['kernel']} |")
 w(f"| rustc | {meta['rustc']} |")
 binary = f"; binary `{meta['gateway_binary']}`" if meta.get("gateway_binary") else ""
-w(f"| gateway | git {meta['git']} (release profile: {meta.get('release_profile', 'LTO thin, 4 codegen units')}{binary}) |")
+w(f"| gateway | git {meta['git']} (build: {meta.get('release_profile', 'unknown')}{binary}) |")
 w(f"| nginx | {meta['nginx']} |")
 for other in ("haproxy", "caddy"):
     if meta.get(other, "absent") != "absent":

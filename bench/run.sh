@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark harness for a2a-gateway: the same workloads, in one run, against
 #   direct   the mock upstream itself (bench/upstream.rs: the floor),
-#   gateway  a2a-gateway (release build, bench/gateway.toml) in front of it,
+#   gateway  a2a-gateway (the shipped dist build, bench/gateway.toml) in front of it,
 #   nginx    nginx as a plain reverse proxy in front of it (bench/nginx.conf),
 #   haproxy, caddy  two more plain reverse proxies a user might pick
 #            (bench/haproxy.cfg, bench/Caddyfile), in the unary saturation
@@ -409,19 +409,20 @@ if [ "$MODE" = profile ]; then
 fi
 
 # ---------------------------------------------------------------- meta
-# The release build's settings: Cargo.toml's profile, and the rustflags that
-# apply (RUSTFLAGS replaces .cargo/config.toml's list when it is set).
+# The measured build's settings: Cargo.toml's `dist` profile (over
+# `release`), and the rustflags bench/dist.sh gives it (RUSTFLAGS, when set,
+# replaces them).
 release_profile() {
   python3 - <<'PY' 2>/dev/null || echo unknown
-import os, tomllib
-r = tomllib.load(open("Cargo.toml", "rb")).get("profile", {}).get("release", {})
+import os, re, tomllib
+profiles = tomllib.load(open("Cargo.toml", "rb")).get("profile", {})
+r = {**profiles.get("release", {}), **profiles.get("dist", {})}
 if "RUSTFLAGS" in os.environ:
     flags = os.environ["RUSTFLAGS"].split()
-elif os.path.exists(".cargo/config.toml"):
-    flags = tomllib.load(open(".cargo/config.toml", "rb")).get("build", {}).get("rustflags", [])
 else:
-    flags = []
-print("LTO %s, %s codegen unit(s), rustflags: %s"
+    m = re.search(r'RUSTFLAGS:-([^}"]*)', open("bench/dist.sh").read())
+    flags = m.group(1).split() if m else []
+print("dist: LTO %s, %s codegen unit(s), rustflags: %s"
       % (r.get("lto", "off"), r.get("codegen-units", "default"), " ".join(flags) or "none"))
 PY
 }
@@ -439,7 +440,7 @@ BUSY_RE='^(rustc|cargo|cc1|cc1plus|ld|clippy-driver|cargo-nextest)$'
   echo "\"mem\":\"$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)\","
   echo "\"kernel\":\"$(uname -r)\","
   echo "\"rustc\":\"$(rustc -V)\","
-  echo "\"git\":\"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock .cargo 2>/dev/null || echo '  + uncommitted changes')\","
+  echo "\"git\":\"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock bench/dist.sh 2>/dev/null || echo '  + uncommitted changes')\","
   echo "\"gateway_binary\":\"${BENCH_GATEWAY:-}\","
   echo "\"release_profile\":\"$(release_profile)\","
   echo "\"nginx\":\"$(have nginx && nginx -v 2>&1 | sed 's/.*: //' || echo absent)\","

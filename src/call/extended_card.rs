@@ -1,7 +1,7 @@
 //! The authenticated extended card: the aggregate of what each upstream's
 //! extended card shows this caller (its public card where it has none),
-//! URLs pointed at the gateway. Off unless configured: until the Security
-//! work authenticates callers, it could show more than the public card.
+//! URLs pointed at the gateway. Off unless configured: it may show more
+//! than the public card, so only callers who pass `[auth]` get it.
 
 use bytes::Bytes;
 use http::request::Parts;

@@ -289,9 +289,9 @@ async fn forward(
         .upstream_duration()
         .observe(asked.elapsed().as_secs_f64());
     let response = response?;
-    let seen = Sighting::new(&route, record);
+    let sighting = Sighting::new(&route, record);
     Ok(relay(
-        response, state, owner, call.id, record, permits, seen,
+        response, state, owner, call.id, record, permits, sighting,
     ))
 }
 

@@ -31,7 +31,7 @@ pub(super) fn relay(
     id: Option<&RawValue>,
     record: &Record,
     permits: Permits,
-    seen: Sighting,
+    sighting: Sighting,
 ) -> Response<Body> {
     let limits = &state.config.limits;
     // The body holds the call's pooled connection or HTTP/2 place.
@@ -52,12 +52,12 @@ pub(super) fn relay(
             if std::mem::take(&mut first) {
                 metrics
                     .sse_first_event
-                    .observe(seen.started.elapsed().as_secs_f64());
+                    .observe(sighting.started.elapsed().as_secs_f64());
             }
             for kind in &observed.kinds {
                 metrics.sse_event(kind);
             }
-            learner.observe_events(&observed, &owner, seen.skill.as_deref(), &mut tasks);
+            learner.observe_events(&observed, &owner, sighting.skill.as_deref(), &mut tasks);
         });
         let settings = RelaySettings {
             upstream,
@@ -75,7 +75,11 @@ pub(super) fn relay(
         Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
     } else {
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
-            learner.observe_answer(&seen::from_response(bytes), &owner, seen.skill.as_deref());
+            learner.observe_answer(
+                &seen::from_response(bytes),
+                &owner,
+                sighting.skill.as_deref(),
+            );
         });
         // The answer's errors are boxed already (`upstream::Answer`).
         Guarded::new(observed, permits).boxed_unsync()

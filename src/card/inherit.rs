@@ -3,9 +3,10 @@
 //! - identity (name, description, version, provider, links) when the gateway
 //!   fronts a single agent and `[card]` sets none of it — a sidecar should
 //!   look like the agent it stands in front of;
-//! - security declarations: until the gateway authenticates callers itself
-//!   it passes credentials through and the agents enforce their own
-//!   schemes, so clients must still learn them from the card.
+//! - security declarations: without `[auth]` the gateway passes
+//!   credentials through and the agents enforce their own schemes, so
+//!   clients must learn them from the card; with `[auth]` the gateway's own
+//!   schemes are published instead.
 
 use serde_json::{Map, Value};
 

@@ -33,9 +33,18 @@ pub fn params<'a>(method: &Method, raw: Option<&'a RawValue>) -> Result<Params<'
     })
 }
 
+/// Reads `text` as `T`. Refused params are read a second time, with the
+/// path tracked, for the message: tracking the path of every value cost
+/// more than the reading itself (callgrind), and most calls are valid.
 fn typed<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, String> {
+    if let Ok(read) = serde_json::from_str(text) {
+        return Ok(read);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| describe("params", &e))
+    match serde_path_to_error::deserialize(&mut de) {
+        Ok(read) => Ok(read),
+        Err(e) => Err(describe("params", &e)),
+    }
 }
 
 /// `at.path` and what is wrong there, in words a client can act on:
@@ -196,5 +205,333 @@ mod tests {
     fn absent_params_are_absent() {
         let p = params(lookup("ListTasks").unwrap(), None).unwrap();
         assert!(matches!(p, Params::Absent));
+    }
+}
+
+/// Every member the model reads under two names, read both ways: the
+/// lowerCamel JSON name and the proto field name give the same value.
+#[cfg(test)]
+mod proto_names {
+    use super::params_of;
+    use crate::a2a::model::Params;
+    use serde_json::json;
+
+    type Pick = fn(&'static Params<'static>) -> Option<String>;
+
+    fn send(p: &'static Params<'static>) -> &'static crate::a2a::model::SendParams<'static> {
+        p.send().expect("send params")
+    }
+
+    fn message(p: &'static Params<'static>) -> &'static crate::a2a::model::Message<'static> {
+        p.message().expect("a message")
+    }
+
+    fn part(p: &'static Params<'static>) -> &'static crate::a2a::model::Part<'static> {
+        &message(p).parts.as_ref().expect("parts")[0]
+    }
+
+    fn task(p: &'static Params<'static>) -> &'static crate::a2a::model::TaskParams<'static> {
+        p.task().expect("task params")
+    }
+
+    fn list(p: &'static Params<'static>) -> &'static crate::a2a::model::ListParams<'static> {
+        match p {
+            Params::List(l) => l,
+            other => panic!("list params, not {other:?}"),
+        }
+    }
+
+    fn push(p: &'static Params<'static>) -> &'static crate::a2a::model::PushConfig<'static> {
+        match p {
+            Params::PushSet(c) => c,
+            other => panic!("a push config, not {other:?}"),
+        }
+    }
+
+    fn configuration(
+        p: &'static Params<'static>,
+    ) -> &'static crate::a2a::model::SendConfiguration<'static> {
+        send(p).configuration.as_ref().expect("configuration")
+    }
+
+    /// (method, JSON name, proto name, where the member sits as JSON with
+    /// `@` for the member, the value, what reads it).
+    fn cases() -> Vec<(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        serde_json::Value,
+        Pick,
+    )> {
+        let s = |v: &str| json!(v);
+        vec![
+            (
+                "SendMessage",
+                "messageId",
+                "message_id",
+                r#"{"message":{@}}"#,
+                s("m"),
+                |p| message(p).message_id.as_deref().map(str::to_owned),
+            ),
+            (
+                "SendMessage",
+                "taskId",
+                "task_id",
+                r#"{"message":{@}}"#,
+                s("t"),
+                |p| message(p).task_id.as_deref().map(str::to_owned),
+            ),
+            (
+                "SendMessage",
+                "contextId",
+                "context_id",
+                r#"{"message":{@}}"#,
+                s("c"),
+                |p| message(p).context_id.as_deref().map(str::to_owned),
+            ),
+            (
+                "SendMessage",
+                "referenceTaskIds",
+                "reference_task_ids",
+                r#"{"message":{"parts":[{"text":"x"}],@}}"#,
+                json!(["r"]),
+                |p| message(p).reference_task_ids.map(|r| r.get().to_owned()),
+            ),
+            (
+                "SendMessage",
+                "mediaType",
+                "media_type",
+                r#"{"message":{"parts":[{"raw":"aGk=",@}]}}"#,
+                s("text/plain"),
+                |p| part(p).media_type.as_deref().map(str::to_owned),
+            ),
+            (
+                "message/send",
+                "mimeType",
+                "mime_type",
+                r#"{"message":{"parts":[{"kind":"file","file":{"uri":"u",@}}]}}"#,
+                s("a/b"),
+                |p| {
+                    part(p)
+                        .file
+                        .as_ref()
+                        .and_then(|f| f.mime_type.as_deref())
+                        .map(str::to_owned)
+                },
+            ),
+            (
+                "SendMessage",
+                "acceptedOutputModes",
+                "accepted_output_modes",
+                r#"{"configuration":{@}}"#,
+                json!(["text/plain"]),
+                |p| {
+                    configuration(p)
+                        .accepted_output_modes
+                        .map(|r| r.get().to_owned())
+                },
+            ),
+            (
+                "SendMessage",
+                "historyLength",
+                "history_length",
+                r#"{"configuration":{@}}"#,
+                json!(3),
+                |p| configuration(p).history_length.map(|c| c.0.to_string()),
+            ),
+            (
+                "SendMessage",
+                "returnImmediately",
+                "return_immediately",
+                r#"{"configuration":{@}}"#,
+                json!(true),
+                |p| configuration(p).return_immediately.map(|b| b.to_string()),
+            ),
+            (
+                "SendMessage",
+                "taskPushNotificationConfig",
+                "task_push_notification_config",
+                r#"{"configuration":{@}}"#,
+                json!({"url": "https://x"}),
+                |p| {
+                    configuration(p)
+                        .task_push_notification_config
+                        .as_ref()
+                        .and_then(|c| c.url.as_deref())
+                        .map(str::to_owned)
+                },
+            ),
+            (
+                "message/send",
+                "pushNotificationConfig",
+                "push_notification_config",
+                r#"{"configuration":{@}}"#,
+                json!({"url": "https://x"}),
+                |p| {
+                    configuration(p)
+                        .push_notification_config
+                        .as_ref()
+                        .and_then(|c| c.url.as_deref())
+                        .map(str::to_owned)
+                },
+            ),
+            (
+                "tasks/send",
+                "sessionId",
+                "session_id",
+                "{@}",
+                s("s"),
+                |p| send(p).session_id.as_deref().map(str::to_owned),
+            ),
+            (
+                "tasks/send",
+                "pushNotification",
+                "push_notification",
+                "{@}",
+                json!({"url": "https://x"}),
+                |p| {
+                    send(p)
+                        .push_notification
+                        .as_ref()
+                        .and_then(|c| c.url.as_deref())
+                        .map(str::to_owned)
+                },
+            ),
+            (
+                "tasks/send",
+                "historyLength",
+                "history_length",
+                "{@}",
+                json!(2),
+                |p| send(p).history_length.map(|c| c.0.to_string()),
+            ),
+            (
+                "GetTask",
+                "historyLength",
+                "history_length",
+                "{@}",
+                json!(4),
+                |p| task(p).history_length.map(|c| c.0.to_string()),
+            ),
+            (
+                "GetTaskPushNotificationConfig",
+                "taskId",
+                "task_id",
+                "{@}",
+                s("t"),
+                |p| task(p).task_id.as_deref().map(str::to_owned),
+            ),
+            (
+                "tasks/pushNotificationConfig/get",
+                "pushNotificationConfigId",
+                "push_notification_config_id",
+                "{@}",
+                s("c"),
+                |p| {
+                    task(p)
+                        .push_notification_config_id
+                        .as_deref()
+                        .map(str::to_owned)
+                },
+            ),
+            ("ListTasks", "contextId", "context_id", "{@}", s("c"), |p| {
+                list(p).context_id.as_deref().map(str::to_owned)
+            }),
+            (
+                "ListTasks",
+                "pageSize",
+                "page_size",
+                "{@}",
+                json!(10),
+                |p| list(p).page_size.map(|c| c.0.to_string()),
+            ),
+            ("ListTasks", "pageToken", "page_token", "{@}", s("n"), |p| {
+                list(p).page_token.as_deref().map(str::to_owned)
+            }),
+            (
+                "ListTasks",
+                "historyLength",
+                "history_length",
+                "{@}",
+                json!(1),
+                |p| list(p).history_length.map(|c| c.0.to_string()),
+            ),
+            (
+                "CreateTaskPushNotificationConfig",
+                "taskId",
+                "task_id",
+                "{@}",
+                s("t"),
+                |p| push(p).task_id.as_deref().map(str::to_owned),
+            ),
+            (
+                "tasks/pushNotificationConfig/set",
+                "pushNotificationConfig",
+                "push_notification_config",
+                "{@}",
+                json!({"url": "https://x"}),
+                |p| {
+                    push(p)
+                        .push_notification_config
+                        .as_ref()
+                        .and_then(|c| c.url.as_deref())
+                        .map(str::to_owned)
+                },
+            ),
+        ]
+    }
+
+    #[test]
+    fn each_member_reads_the_same_under_both_names() {
+        for (method, json_name, proto_name, shape, value, pick) in cases() {
+            let read = |name: &str| {
+                let member = format!("{}:{}", json!(name), value);
+                let text = shape.replace('@', &member);
+                let params: serde_json::Value = serde_json::from_str(&text).expect("a case's JSON");
+                pick(params_of(method, &params))
+            };
+            let (camel, snake) = (read(json_name), read(proto_name));
+            assert!(camel.is_some(), "{method} {json_name}: not read");
+            assert_eq!(camel, snake, "{method}: {json_name} / {proto_name}");
+        }
+    }
+
+    #[test]
+    fn answers_read_both_names_too() {
+        use crate::a2a::model::answer::read;
+        for (json_name, proto_name) in [
+            ("taskId", "task_id"),
+            ("contextId", "context_id"),
+            ("sessionId", "session_id"),
+        ] {
+            for name in [json_name, proto_name] {
+                let text = format!(r#"{{"result":{{"{name}":"x"}}}}"#);
+                let answer = read(&text).expect("JSON");
+                let item = answer.result.get().expect("an object");
+                let got = match json_name {
+                    "taskId" => item.task_id.as_deref(),
+                    "contextId" => item.context_id.as_deref(),
+                    _ => item.session_id.as_deref(),
+                };
+                assert_eq!(got, Some("x"), "{name}");
+            }
+        }
+        for (json_name, proto_name) in [
+            ("statusUpdate", "status_update"),
+            ("artifactUpdate", "artifact_update"),
+        ] {
+            for name in [json_name, proto_name] {
+                let text = format!(r#"{{"result":{{"{name}":{{"taskId":"t"}}}}}}"#);
+                let answer = read(&text).expect("JSON");
+                let item = answer.result.get().expect("an object");
+                let inner = if json_name == "statusUpdate" {
+                    &item.status_update
+                } else {
+                    &item.artifact_update
+                };
+                assert!(inner.get().is_some(), "{name}");
+            }
+        }
     }
 }
