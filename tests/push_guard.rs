@@ -376,6 +376,28 @@ async fn the_gateway_refuses_internal_webhooks_before_the_upstream_sees_them() {
     assert_eq!(mock.request_count(), 1);
 }
 
+/// A refusal's message, which is logged and may be relayed, never carries
+/// the credentials a webhook URL names (`user:pass@`).
+#[tokio::test]
+async fn a_refused_webhooks_userinfo_is_not_echoed() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &mock.url())], "").await;
+    let body = send_body("https://hook-user:s3cret-pass@10.0.0.1:8443/hook");
+    let reply = client::post_json(&gw.url(), body, &[]).await;
+    let answer = reply.json();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("https://***@10.0.0.1:8443/hook is refused"),
+        "{answer}"
+    );
+    assert!(
+        !message.contains("s3cret") && !message.contains("hook-user"),
+        "{answer}"
+    );
+    assert_eq!(mock.request_count(), 0);
+}
+
 #[tokio::test]
 async fn the_gateway_applies_the_configured_exceptions() {
     let mock = MockAgent::start(Mode::Normal).await;
