@@ -105,6 +105,9 @@ fn check(path: &std::path::Path) -> ExitCode {
                 c.server.listen,
                 c.server.admin_listen
             );
+            for u in &c.upstreams {
+                println!("  upstream {}: {}", u.name, speaks(u));
+            }
             ExitCode::SUCCESS
         }
         Err(errors) => {
@@ -113,6 +116,19 @@ fn check(path: &std::path::Path) -> ExitCode {
                 eprintln!("  error: {line}");
             }
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// What `check` can tell of an upstream's versions without asking it.
+fn speaks(upstream: &config::Upstream) -> String {
+    match &upstream.protocol_versions {
+        Some(versions) => {
+            let names: Vec<&str> = versions.iter().map(|v| v.label()).collect();
+            format!("speaks JSON-RPC {} (protocol_versions)", names.join(", "))
+        }
+        None => {
+            "versions from its card, read when the gateway runs (GET /readyz shows them)".into()
         }
     }
 }

@@ -1300,3 +1300,49 @@ async fn every_card_carries_last_modified_and_answers_if_modified_since() {
         );
     }
 }
+
+// ------------------------------------------------- what each agent speaks
+
+/// /readyz shows each agent's versions by binding: from its card (the 1.0
+/// and 0.3 fields together), from `protocol_versions` when configured (it
+/// wins), and "unknown" while an agent has no card.
+#[tokio::test]
+async fn readyz_shows_each_agents_versions_and_where_they_come_from() {
+    let from_card = MockAgent::start(Mode::Normal).await;
+    let overridden = MockAgent::start(Mode::Normal).await;
+    let only_1_0 = MockAgent::start(Mode::Normal).await;
+    only_1_0.set_card(Some(json!({
+        "name": "One", "description": "d", "version": "1", "skills": [],
+        "supportedInterfaces": [{"url": format!("{}/", only_1_0.url()), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+    })));
+    let closed = support::closed_port::ClosedPort::new();
+    let config = format!(
+        "[card_refresh]\ntimeout = \"1s\"\n\n\
+         [[upstreams]]\nname = \"card\"\nurl = \"{}\"\n\n\
+         [[upstreams]]\nname = \"config\"\nurl = \"{}\"\nprotocol_versions = [\"0.3\"]\n\n\
+         [[upstreams]]\nname = \"v1\"\nurl = \"{}\"\n\n\
+         [[upstreams]]\nname = \"down\"\nurl = \"{}\"\n",
+        from_card.url(),
+        overridden.url(),
+        only_1_0.url(),
+        closed.url(),
+    );
+    let gw = TestGateway::from_toml(&config).await;
+    let (_, ready) = readyz(&gw).await;
+    let up = &ready["upstreams"];
+    assert_eq!(
+        up["card"]["versions"],
+        json!({"JSONRPC": ["1.0", "0.3"], "HTTP+JSON": ["0.3"], "GRPC": ["1.0"]}),
+        "{ready}"
+    );
+    assert_eq!(up["card"]["versions_from"], "card");
+    assert_eq!(
+        up["config"]["versions"],
+        json!({"JSONRPC": ["0.3"]}),
+        "{ready}"
+    );
+    assert_eq!(up["config"]["versions_from"], "config");
+    assert_eq!(up["v1"]["versions"], json!({"JSONRPC": ["1.0"]}), "{ready}");
+    assert_eq!(up["down"]["versions"], json!({}), "{ready}");
+    assert_eq!(up["down"]["versions_from"], "unknown");
+}

@@ -2,6 +2,7 @@
 //! method table of every version, the one typed model of calls and answers,
 //! and what each call must carry.
 
+pub mod dialect;
 pub mod jsonrpc;
 pub mod methods;
 pub mod model;

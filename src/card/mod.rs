@@ -5,6 +5,7 @@
 
 pub mod aggregate;
 pub mod inherit;
+pub mod interfaces;
 pub mod published;
 pub mod rewrite;
 pub mod skills;

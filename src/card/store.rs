@@ -28,6 +28,9 @@ pub struct FetchedCard {
     /// `capabilities.streaming` is `true`: read once here, not on every
     /// streaming call (a JSON pointer walk cost ~2,800 instructions a call).
     pub streaming: bool,
+    /// The dialects (binding, version, URL) the card offers
+    /// (`super::interfaces`), read once when it is fetched.
+    pub interfaces: Vec<crate::a2a::dialect::Interface>,
     pub etag: Option<HeaderValue>,
     /// Which URL served it, so refreshes ask the same one.
     pub uri: http::Uri,
@@ -49,7 +52,7 @@ pub struct CardStore {
 }
 
 enum Fetch {
-    Fresh(FetchedCard),
+    Fresh(Arc<FetchedCard>),
     NotModified,
 }
 
@@ -89,7 +92,7 @@ impl CardStore {
         match outcome {
             Ok(Fetch::Fresh(card)) => {
                 self.count(&upstream.name, "ok");
-                self.cards.insert(upstream.name.clone(), Arc::new(card));
+                self.cards.insert(upstream.name.clone(), card);
                 attempt = Attempt {
                     error: None,
                     last_success: Some(Instant::now()),
@@ -149,7 +152,8 @@ impl CardStore {
                 StatusCode::NOT_MODIFIED if previous.is_some() => return Ok(Fetch::NotModified),
                 StatusCode::NOT_FOUND => last = Some(format!("GET {} answered 404", uri.path())),
                 s if s.is_success() => {
-                    return parse(upstream, uri, &headers, &body).map(Fetch::Fresh)
+                    return parse(upstream, uri, &headers, &body)
+                        .map(|card| Fetch::Fresh(Arc::new(card)))
                 }
                 s => return Err(bad(upstream, format!("GET {} answered {s}", uri.path()))),
             }
@@ -176,9 +180,11 @@ fn parse(
         ));
     }
     let streaming = card.pointer("/capabilities/streaming") == Some(&Value::Bool(true));
+    let interfaces = super::interfaces::of(&card);
     Ok(FetchedCard {
         card,
         streaming,
+        interfaces,
         etag: headers.get(header::ETAG).cloned(),
         uri,
         fetched_at: Instant::now(),

@@ -225,6 +225,10 @@ pub struct UpstreamSection {
     /// TLS to this agent's `https://` URLs.
     #[serde(default)]
     pub tls: Option<crate::tls::upstream::UpstreamTlsSection>,
+    /// The A2A versions the agent speaks over JSON-RPC ("0.1", "0.3",
+    /// "1.0"), when its card does not say or says wrong.
+    #[serde(default)]
+    pub protocol_versions: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -318,6 +318,43 @@ mod tests {
     }
 
     #[test]
+    fn protocol_versions_are_read_deduplicated_and_checked() {
+        use crate::a2a::Version;
+        let up = |extra: &str| {
+            load_str(&format!(
+                "[[upstreams]]\nname = \"echo\"\nurl = \"http://127.0.0.1:9001\"\n{extra}\n"
+            ))
+        };
+        assert_eq!(up("").unwrap().upstreams[0].protocol_versions, None);
+        assert_eq!(
+            up("protocol_versions = [\"1.0\", \"0.3.0\", \"0.2\"]")
+                .unwrap()
+                .upstreams[0]
+                .protocol_versions,
+            Some(vec![Version::V1_0, Version::V0_3])
+        );
+        let bad = errors(
+            "[[upstreams]]\nname = \"echo\"\nurl = \"http://127.0.0.1:9001\"\nprotocol_versions = [\"1.0\", \"7\"]\n",
+        );
+        assert!(
+            bad.iter().any(
+                |(path, message)| path == "upstreams[0].protocol_versions[1]"
+                    && message.contains("\"7\" is not an A2A version")
+            ),
+            "{bad:?}"
+        );
+        let empty = errors(
+            "[[upstreams]]\nname = \"echo\"\nurl = \"http://127.0.0.1:9001\"\nprotocol_versions = []\n",
+        );
+        assert!(
+            empty
+                .iter()
+                .any(|(path, _)| path == "upstreams[0].protocol_versions"),
+            "{empty:?}"
+        );
+    }
+
+    #[test]
     fn minimal_config_gets_defaults() {
         let c =
             load_str("[[upstreams]]\nname = \"echo\"\nurl = \"http://127.0.0.1:9001\"\n").unwrap();

@@ -226,6 +226,9 @@ pub struct Upstream {
     /// How `https://` URLs (replicas and card) are verified, and the client
     /// certificate shown to the agent.
     pub tls: crate::tls::upstream::UpstreamTls,
+    /// `protocol_versions`: the JSON-RPC versions the agent speaks, which
+    /// then win over what its card says.
+    pub protocol_versions: Option<Vec<crate::a2a::Version>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

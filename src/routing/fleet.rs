@@ -9,6 +9,8 @@ use arc_swap::ArcSwap;
 use moka::sync::Cache;
 use serde_json::Value;
 
+use crate::a2a::dialect::{Binding, Interface};
+use crate::a2a::Version;
 use crate::card::aggregate::{self, UpstreamCard};
 use crate::card::inherit;
 use crate::card::published::{self, Rendered};
@@ -56,6 +58,67 @@ impl FleetView {
     /// Whether the upstream's card says it streams; `None` without a card.
     pub fn can_stream(&self, upstream: &str) -> Option<bool> {
         Some(self.card_of(upstream)?.streaming)
+    }
+}
+
+/// What an upstream speaks, and who says so: the config's
+/// `protocol_versions` (over JSON-RPC at its URL) win over its card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Speaks {
+    pub interfaces: Vec<Interface>,
+    /// "config", "card", or "unknown" (no card yet, nothing configured).
+    pub from: &'static str,
+}
+
+impl FleetView {
+    pub fn speaks(&self, upstream: &crate::config::Upstream) -> Speaks {
+        if let Some(versions) = &upstream.protocol_versions {
+            let interfaces = versions
+                .iter()
+                .map(|&version| Interface {
+                    binding: Binding::JsonRpc,
+                    version,
+                    url: upstream.url.to_string(),
+                    tenant: None,
+                })
+                .collect();
+            return Speaks {
+                interfaces,
+                from: "config",
+            };
+        }
+        match self.card_of(&upstream.name) {
+            Some(card) => Speaks {
+                interfaces: card.interfaces.clone(),
+                from: "card",
+            },
+            None => Speaks {
+                interfaces: Vec::new(),
+                from: "unknown",
+            },
+        }
+    }
+}
+
+impl Speaks {
+    /// The versions spoken over each binding, bindings and versions in a
+    /// fixed order: `{"JSONRPC": ["1.0", "0.3"]}`.
+    pub fn versions(&self) -> Vec<(Binding, Vec<&'static str>)> {
+        let mut by_binding: Vec<(Binding, Vec<&'static str>)> = Vec::new();
+        let mut all: Vec<(Binding, Version)> = self
+            .interfaces
+            .iter()
+            .map(|i| (i.binding, i.version))
+            .collect();
+        all.sort_by_key(|(b, v)| (*b, std::cmp::Reverse(v.index())));
+        all.dedup();
+        for (binding, version) in all {
+            match by_binding.last_mut() {
+                Some((b, versions)) if *b == binding => versions.push(version.label()),
+                _ => by_binding.push((binding, vec![version.label()])),
+            }
+        }
+        by_binding
     }
 }
 

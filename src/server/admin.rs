@@ -72,6 +72,7 @@ fn readiness(state: &AppState) -> Response<Body> {
             }
             None => json!({"card": "missing", "last_error": attempt.error.map(|e| e.to_string())}),
         };
+        let entry = with_versions(entry, &view.speaks(u));
         upstreams.insert(u.name.clone(), with_replicas(entry, state, &u.name));
     }
     let (status, word) = if state.is_draining() {
@@ -88,6 +89,21 @@ fn readiness(state: &AppState) -> Response<Body> {
         status,
         &json!({"status": word, "upstreams": Value::Object(upstreams)}),
     )
+}
+
+/// Adds what the upstream speaks, by binding, and who says so (its card or
+/// the config's `protocol_versions`).
+fn with_versions(mut entry: Value, speaks: &crate::routing::fleet::Speaks) -> Value {
+    let versions: Map<String, Value> = speaks
+        .versions()
+        .into_iter()
+        .map(|(binding, versions)| (binding.label().to_string(), json!(versions)))
+        .collect();
+    if let Some(object) = entry.as_object_mut() {
+        object.insert("versions".into(), Value::Object(versions));
+        object.insert("versions_from".into(), speaks.from.into());
+    }
+    entry
 }
 
 /// Adds each replica's breaker state and calls awaiting headers; they do

@@ -79,6 +79,8 @@ impl Checker {
             card_url.as_ref(),
         );
         let headers = self.upstream_headers(&at("headers"), &u.headers);
+        let protocol_versions =
+            self.protocol_versions(&at("protocol_versions"), u.protocol_versions.as_deref());
         let urls = urls?;
         Some(Upstream {
             name: u.name,
@@ -106,7 +108,41 @@ impl Checker {
             forward_credentials: u.forward_credentials,
             identity_header: identity_header?,
             tls: tls?,
+            protocol_versions: protocol_versions?,
         })
+    }
+
+    /// `protocol_versions`: at least one, each a version the gateway speaks.
+    fn protocol_versions(
+        &mut self,
+        path: &str,
+        versions: Option<&[String]>,
+    ) -> Option<Option<Vec<crate::a2a::Version>>> {
+        let Some(versions) = versions else {
+            return Some(None);
+        };
+        if versions.is_empty() {
+            self.err(
+                path,
+                "must name at least one version (\"0.1\", \"0.3\" or \"1.0\"), or be left out",
+            );
+            return None;
+        }
+        let mut read = Vec::new();
+        for (i, text) in versions.iter().enumerate() {
+            match crate::a2a::dialect::version_from(text) {
+                Some(v) if !read.contains(&v) => read.push(v),
+                Some(_) => {}
+                None => {
+                    let shown: String = text.chars().take(32).collect();
+                    self.err(
+                        format!("{path}[{i}]"),
+                        format!("\"{shown}\" is not an A2A version the gateway speaks: \"0.1\", \"0.3\" (also 0.2) or \"1.0\""),
+                    );
+                }
+            }
+        }
+        Some(Some(read))
     }
 
     /// `[upstreams.headers]`: each header to set on calls, checked.
