@@ -1,0 +1,63 @@
+"""Tiny echo agent on a2a-sdk 0.3.x (JSON-RPC binding, protocol 0.3).
+
+  python agent_v03.py --port P
+
+Same behaviour as agent_v1.py: "more" -> input-required, else echo+completed.
+"""
+import argparse
+
+import uvicorn
+
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.apps import A2AStarletteApplication
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
+from a2a.utils import new_task
+
+
+def text_part(s: str) -> Part:
+    return Part(root=TextPart(text=s))
+
+
+class EchoExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue) -> None:
+        text = context.get_user_input()
+        task = context.current_task
+        if task is None:
+            task = new_task(context.message)
+            await event_queue.enqueue_event(task)
+        up = TaskUpdater(event_queue, task.id, task.context_id)
+        if 'more' in text:
+            await up.requires_input(up.new_agent_message(
+                [text_part('need more input')]))
+            return
+        await up.add_artifact([text_part(f'echo: {text}')], name='echo')
+        await up.complete(up.new_agent_message([text_part(f'echo: {text}')]))
+
+    async def cancel(self, context: RequestContext, event_queue) -> None:
+        task = context.current_task
+        up = TaskUpdater(event_queue, task.id, task.context_id)
+        await up.cancel()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--port', type=int, required=True)
+    a = ap.parse_args()
+    card = AgentCard(
+        name='echo-v03', description='echo agent (a2a-sdk 0.3.x)',
+        url=f'http://127.0.0.1:{a.port}/', version='1.0.0',
+        protocol_version='0.3.0', preferred_transport='JSONRPC',
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=['text/plain'], default_output_modes=['text/plain'],
+        skills=[AgentSkill(id='echo', name='echo', description='echoes',
+                           tags=['echo'])],
+    )
+    handler = DefaultRequestHandler(EchoExecutor(), InMemoryTaskStore())
+    app = A2AStarletteApplication(agent_card=card, http_handler=handler)
+    uvicorn.run(app.build(), host='127.0.0.1', port=a.port, log_level='warning')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,74 @@
+"""Tiny echo agent on a2a-sdk 1.x (JSON-RPC binding).
+
+  python agent_v1.py --port P [--compat]
+
+Without --compat it speaks A2A 1.0 only; with --compat it also accepts
+0.3 JSON-RPC on the same endpoint (SDK option enable_v0_3_compat) and its
+card advertises both protocol versions.
+A message whose text contains "more" leaves the task input-required;
+anything else completes it with an echo (status message + artifact).
+"""
+import argparse
+
+import uvicorn
+from starlette.applications import Starlette
+
+from a2a.helpers.proto_helpers import new_task, new_text_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import (
+    AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TaskState,
+)
+
+
+class EchoExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue) -> None:
+        text = context.get_user_input()
+        if context.current_task is None:
+            await event_queue.enqueue_event(new_task(
+                context.task_id, context.context_id,
+                TaskState.TASK_STATE_SUBMITTED, history=[context.message]))
+        up = TaskUpdater(event_queue, context.task_id, context.context_id)
+        if 'more' in text:
+            await up.requires_input(up.new_agent_message(
+                [Part(text='need more input')]))
+            return
+        await up.add_artifact([Part(text=f'echo: {text}')], name='echo')
+        await up.complete(up.new_agent_message([Part(text=f'echo: {text}')]))
+
+    async def cancel(self, context: RequestContext, event_queue) -> None:
+        up = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await up.cancel()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--port', type=int, required=True)
+    ap.add_argument('--compat', action='store_true')
+    a = ap.parse_args()
+    url = f'http://127.0.0.1:{a.port}/'
+    ifaces = [AgentInterface(url=url, protocol_binding='JSONRPC',
+                             protocol_version='1.0')]
+    if a.compat:
+        ifaces.append(AgentInterface(url=url, protocol_binding='JSONRPC',
+                                     protocol_version='0.3'))
+    card = AgentCard(
+        name='echo-v1-compat' if a.compat else 'echo-v1',
+        description='echo agent (a2a-sdk 1.x)', version='1.0.0',
+        supported_interfaces=ifaces,
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=['text/plain'], default_output_modes=['text/plain'],
+        skills=[AgentSkill(id='echo', name='echo', description='echoes',
+                           tags=['echo'])],
+    )
+    handler = DefaultRequestHandler(EchoExecutor(), InMemoryTaskStore(), card)
+    routes = create_agent_card_routes(card) + create_jsonrpc_routes(
+        handler, '/', enable_v0_3_compat=a.compat)
+    uvicorn.run(Starlette(routes=routes), host='127.0.0.1', port=a.port,
+                log_level='warning')
+
+
+if __name__ == '__main__':
+    main()

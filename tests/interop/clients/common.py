@@ -1,0 +1,80 @@
+"""Shared bits for the interop clients: the five operations and the report.
+
+Each client module provides an object with async methods
+  send(text, task_id=None, context_id=None) -> (state, text, task_id, context_id)
+  stream(text) -> (state, text, task_id, context_id)
+  get(task_id) -> state
+  cancel(task_id) -> state
+States are lower-case words: completed, input-required, canceled, ...
+The result is one JSON line on stdout: {"card_url":..., "ops": {op: "ok" | "FAIL: ..."}}.
+"""
+import asyncio
+import json
+import traceback
+
+OPS = ['send', 'stream', 'get', 'cancel', 'multiturn']
+OP_TIMEOUT = 15.0
+
+
+def norm_state(s) -> str:
+    s = str(s).lower()
+    for pre in ('taskstate.', 'task_state_'):
+        if s.startswith(pre):
+            s = s[len(pre):]
+    return s.replace('_', '-')
+
+
+def expect(cond: bool, what: str) -> None:
+    if not cond:
+        raise AssertionError(what)
+
+
+async def run_ops(c) -> dict:
+    ops: dict = {}
+    sent: dict = {}
+
+    async def op_send():
+        st, text, tid, _ = await c.send('hello')
+        expect('echo: hello' in text, f'no echo in reply ({st!r}, {text!r})')
+        sent['tid'] = tid
+
+    async def op_stream():
+        st, text, _, _ = await c.stream('hello stream')
+        expect(st == 'completed', f'stream ended in state {st!r}')
+        expect('echo: hello stream' in text, f'no echo in stream ({text!r})')
+
+    async def op_get():
+        expect(bool(sent.get('tid')), 'no task id from send (message reply?)')
+        st = await c.get(sent['tid'])
+        expect(st == 'completed', f'get: state {st!r}')
+
+    async def op_cancel():
+        st, _, tid, _ = await c.send('more please')
+        expect(st == 'input-required', f'first turn state {st!r}')
+        st = await c.cancel(tid)
+        expect(st == 'canceled', f'cancel: state {st!r}')
+
+    async def op_multiturn():
+        st, _, tid, ctx = await c.send('need more')
+        expect(st == 'input-required', f'first turn state {st!r}')
+        st, text, tid2, _ = await c.send('done', task_id=tid, context_id=ctx)
+        expect(st == 'completed', f'second turn state {st!r}')
+        expect(tid2 == tid, f'second turn task id {tid2!r} != {tid!r}')
+        expect('echo: done' in text, f'second turn text {text!r}')
+
+    fns = dict(send=op_send, stream=op_stream, get=op_get, cancel=op_cancel,
+               multiturn=op_multiturn)
+    for op in OPS:
+        try:
+            await asyncio.wait_for(fns[op](), OP_TIMEOUT)
+            ops[op] = 'ok'
+        except Exception as e:  # noqa: BLE001 - every failure is a measurement
+            msg = f'{type(e).__name__}: {e}'.strip().splitlines()
+            ops[op] = 'FAIL: ' + (msg[0] if msg else type(e).__name__)[:300]
+            if op == 'send':
+                traceback.print_exc()
+    return ops
+
+
+def report(card_url: str, ops: dict) -> None:
+    print(json.dumps({'card_url': card_url, 'ops': ops}), flush=True)
