@@ -194,7 +194,7 @@ async fn a_slowloris_client_is_dropped_while_others_are_served() {
 }
 
 /// The header-read timeout runs from each answer of a keep-alive
-/// connection (its timer is the connection's own, `server::conn_timer`):
+/// connection (hyper's header-read timer, hyper-util's `TokioTimer`):
 /// calls spread over more than the timeout are all served, and the
 /// connection is closed once it has been idle for the timeout, not before.
 #[tokio::test(flavor = "multi_thread")]
