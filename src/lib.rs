@@ -8,6 +8,7 @@
 // agents behind; beside them what every stage reads.
 pub mod a2a;
 pub mod auth;
+pub mod bridge;
 pub mod call;
 pub mod card;
 pub mod cidr;

@@ -1,0 +1,163 @@
+//! An agent's SSE events in the client's version. Each event's `data` is
+//! one JSON-RPC response (`answer::response`); other lines (`event:`,
+//! `id:`, comments) pass as they are.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use super::answer::{response, Answering};
+use super::{Result, Untranslatable};
+
+/// Called with the agent's task id the first time a 0.1 client's stream
+/// names it.
+pub type LearnTask = Box<dyn FnMut(&str) + Send>;
+
+pub struct EventTranslator {
+    answering: Answering,
+    learn: Option<LearnTask>,
+}
+
+impl EventTranslator {
+    pub fn new(answering: Answering, learn: Option<LearnTask>) -> Self {
+        Self { answering, learn }
+    }
+
+    /// Whole events from the agent, as the client's version says them; on
+    /// an event that cannot be translated, the events before it and why.
+    pub fn chunk(&mut self, events: &[u8]) -> std::result::Result<Bytes, (Bytes, Untranslatable)> {
+        let mut out = BytesMut::with_capacity(events.len() + events.len() / 4);
+        match self.each(events, &mut out) {
+            Ok(()) => Ok(out.freeze()),
+            Err(e) => Err((out.freeze(), e)),
+        }
+    }
+
+    fn each(&mut self, events: &[u8], out: &mut BytesMut) -> Result<()> {
+        let mut data: Vec<u8> = Vec::new();
+        let mut has_data = false;
+        for line in lines(events) {
+            if line.is_empty() {
+                if has_data {
+                    self.event(&data, out)?;
+                }
+                out.put_u8(b'\n');
+                data.clear();
+                has_data = false;
+            } else if let Some(rest) = line.strip_prefix(b"data:") {
+                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+                if has_data {
+                    data.push(b'\n');
+                }
+                data.extend_from_slice(rest);
+                has_data = true;
+            } else {
+                out.put_slice(line);
+                out.put_u8(b'\n');
+            }
+        }
+        // The relay hands over whole events only; a last one without its
+        // blank line is still translated.
+        if has_data {
+            self.event(&data, out)?;
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, data: &[u8], out: &mut BytesMut) -> Result<()> {
+        let answered = response(data, &self.answering)?;
+        if let (Some(task), Some(learn)) = (answered.agent_task.as_deref(), self.learn.as_mut()) {
+            learn(task);
+            self.learn = None;
+        }
+        out.put_slice(b"data: ");
+        out.put_slice(&answered.body);
+        out.put_u8(b'\n');
+        Ok(())
+    }
+}
+
+/// The lines of `chunk`, ended by `\n`, `\r\n` or `\r` (SSE allows each).
+fn lines(chunk: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = chunk;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
+        let line = &rest[..end];
+        let mut next = end;
+        if rest.get(end) == Some(&b'\r') && rest.get(end + 1) == Some(&b'\n') {
+            next += 2;
+        } else if end < rest.len() {
+            next += 1;
+        }
+        rest = &rest[next..];
+        Some(line)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::{Family, Version};
+    use serde_json::value::RawValue;
+
+    fn translator(client: Version, agent: Version, client_task: Option<&str>) -> EventTranslator {
+        EventTranslator::new(
+            Answering {
+                family: Family::Stream,
+                client,
+                agent,
+                client_task: client_task.map(str::to_owned),
+                id: Some(RawValue::from_string("1".into()).unwrap()),
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn each_event_is_translated_and_other_lines_kept() {
+        let mut t = translator(Version::V0_3, Version::V1_0, None);
+        let chunk = b": hello\r\nevent: x\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_COMPLETED\"}}}}\r\n\r\n";
+        let out = t.chunk(chunk).unwrap();
+        let text = std::str::from_utf8(&out).unwrap();
+        assert!(text.starts_with(": hello\nevent: x\ndata: {"), "{text}");
+        assert!(text.ends_with("}\n\n"), "{text}");
+        let data = text.lines().nth(2).unwrap().strip_prefix("data: ").unwrap();
+        let v: serde_json::Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["result"]["kind"], "status-update");
+        assert_eq!(v["result"]["final"], true);
+        assert_eq!(v["result"]["status"]["state"], "completed");
+    }
+
+    #[test]
+    fn a_0_3_stream_reaches_a_1_0_client_without_final() {
+        let mut t = translator(Version::V1_0, Version::V0_3, None);
+        let chunk = b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"kind\":\"artifact-update\",\"taskId\":\"t\",\"contextId\":\"c\",\"artifact\":{\"artifactId\":\"a\",\"parts\":[{\"kind\":\"text\",\"text\":\"x\"}]}}}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"kind\":\"status-update\",\"taskId\":\"t\",\"contextId\":\"c\",\"final\":true,\"status\":{\"state\":\"completed\"}}}\n\n";
+        let out = t.chunk(chunk).unwrap();
+        let text = std::str::from_utf8(&out).unwrap();
+        let events: Vec<serde_json::Value> = text
+            .split("\n\n")
+            .filter(|e| !e.is_empty())
+            .map(|e| serde_json::from_str(e.strip_prefix("data: ").unwrap()).unwrap())
+            .collect();
+        assert_eq!(
+            events[0]["result"],
+            serde_json::json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
+                "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}})
+        );
+        assert_eq!(
+            events[1]["result"],
+            serde_json::json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+                "status": {"state": "TASK_STATE_COMPLETED"}}})
+        );
+    }
+
+    #[test]
+    fn a_bad_event_is_an_error() {
+        let mut t = translator(Version::V1_0, Version::V0_3, None);
+        assert!(t
+            .chunk(b"data: {\"id\":1,\"result\":{\"kind\":\"nap\"}}\n\n")
+            .is_err());
+        assert!(t.chunk(b"data: not json\n\n").is_err());
+    }
+}

@@ -1,0 +1,49 @@
+//! Translation between A2A versions (0.1, 0.3, 1.0) on JSON-RPC.
+//!
+//! The pivot is the 1.0 model: the ProtoJSON of `lf.a2a.v1` with its JSON
+//! (lowerCamel) names, which is the normative model of A2A since 1.0. Each
+//! version has a reader into it and a writer out of it (`v01`, `v03`,
+//! `v10`), so a call between any two versions is one read and one write,
+//! and a new version adds one module, not one per pair.
+//!
+//! What is translated, and what a version cannot express, is listed in
+//! `docs/version-bridge.md`. Members the gateway does not know are carried
+//! over unchanged: the agents' readers ignore members they do not know,
+//! and nothing a client sent is dropped unseen.
+
+pub mod answer;
+pub mod errors;
+pub mod events;
+mod fields;
+pub mod headers;
+pub mod plan;
+pub mod request;
+mod v01;
+mod v03;
+mod v10;
+
+pub use plan::{plan, Plan};
+
+/// Why a message cannot be translated: the member, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untranslatable {
+    pub field: String,
+    pub why: String,
+}
+
+impl Untranslatable {
+    pub fn new(field: impl Into<String>, why: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            why: why.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Untranslatable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.why)
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Untranslatable>;
