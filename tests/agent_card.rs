@@ -133,14 +133,17 @@ fn default_card_served_at(mock: &MockAgent, endpoint: &str) -> Value {
     served_at(mock.card().expect("mock has a card"), endpoint)
 }
 
-/// A card in the mock's default shape with its JSON-RPC URLs at `endpoint`
-/// and its HTTP+JSON and GRPC interfaces gone.
+/// A card with its interfaces replaced by what the gateway serves for
+/// every agent: JSON-RPC 1.0 and 0.3 at `endpoint`, in the 1.0 and the
+/// 0.3 fields (the version bridge serves both whatever the agent speaks).
 fn served_at(mut card: Value, endpoint: &str) -> Value {
+    card["protocolVersion"] = json!("0.3.0");
     card["url"] = json!(endpoint);
     card["preferredTransport"] = json!("JSONRPC");
     card["additionalInterfaces"] = json!([{"url": endpoint, "transport": "JSONRPC"}]);
     card["supportedInterfaces"] = json!([
-        {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
     ]);
     card
 }
@@ -370,7 +373,7 @@ async fn per_agent_card_drops_signatures_and_keeps_everything_else() {
 }
 
 #[tokio::test]
-async fn per_agent_1_0_only_card_gets_its_interfaces_rewritten_and_gains_no_url() {
+async fn per_agent_1_0_only_card_is_offered_in_1_0_and_0_3_keeping_its_tenant() {
     let mock = MockAgent::start(Mode::Normal).await;
     let up = mock.url();
     let card = json!({
@@ -393,14 +396,11 @@ async fn per_agent_1_0_only_card_gets_its_interfaces_rewritten_and_gains_no_url(
     let gw = gateway_for(&up).await;
 
     let served = get_card(&gw, &agent_path(UPSTREAM, CARD_PATHS[0]), &[]).await;
-    let mut expected = card;
-    expected["supportedInterfaces"] = json!([
-        {"url": agent_url(&gw, UPSTREAM), "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t-1"}
-    ]);
+    let endpoint = agent_url(&gw, UPSTREAM);
+    let mut expected = served_at(card, &endpoint);
+    expected["supportedInterfaces"][0]["tenant"] = json!("t-1");
     assert_eq!(served, expected);
-    assert!(served.get("url").is_none(), "no 0.3 `url` added");
-    assert!(served.get("preferredTransport").is_none());
-    assert!(served.get("additionalInterfaces").is_none());
+    assert_eq!(served["url"], endpoint, "0.3 clients are offered it too");
 }
 
 #[tokio::test]
@@ -484,8 +484,7 @@ async fn falls_back_to_agent_json_when_agent_card_json_is_missing() {
 
     for path in CARD_PATHS {
         let served = get_card(&gw, &agent_path(UPSTREAM, path), &[]).await;
-        let mut expected = card.clone();
-        expected["url"] = json!(agent_url(&gw, UPSTREAM));
+        let expected = served_at(card.clone(), &agent_url(&gw, UPSTREAM));
         assert_eq!(served, expected, "{path}");
     }
     let root = get_card(&gw, CARD_PATHS[0], &[]).await;
@@ -1332,7 +1331,7 @@ async fn readyz_shows_each_agents_versions_and_where_they_come_from() {
     let up = &ready["upstreams"];
     assert_eq!(
         up["card"]["versions"],
-        json!({"JSONRPC": ["1.0", "0.3"], "HTTP+JSON": ["0.3"], "GRPC": ["1.0"]}),
+        json!({"JSONRPC": ["1.0", "0.3", "0.1"], "HTTP+JSON": ["0.3"], "GRPC": ["1.0"]}),
         "{ready}"
     );
     assert_eq!(up["card"]["versions_from"], "card");

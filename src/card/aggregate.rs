@@ -48,8 +48,6 @@ use serde_json::{json, Map, Value};
 use super::skills::PublishedSkill;
 use crate::config::{Card, SkillPolicy};
 
-/// The only binding the gateway serves.
-const JSONRPC: &str = "JSONRPC";
 /// The mode a card with no modes implies.
 const DEFAULT_MODE: &str = "text/plain";
 
@@ -228,7 +226,7 @@ fn build_card(meta: &Card, cards: &[&Value], endpoint: &str, skills: &[Published
     if let Some(url) = &meta.icon_url {
         card.insert("iconUrl".into(), url.clone().into());
     }
-    insert_interfaces(&mut card, endpoint);
+    super::rewrite::offer_every_version(&mut card, endpoint, None);
     let extended = Value::Bool(meta.extended_card);
     card.insert("supportsAuthenticatedExtendedCard".into(), extended);
     card.insert("capabilities".into(), capabilities(meta, cards));
@@ -243,20 +241,6 @@ fn build_card(meta: &Card, cards: &[&Value], endpoint: &str, skills: &[Published
     let skills = skills.iter().map(|s| s.json.clone()).collect();
     card.insert("skills".into(), Value::Array(skills));
     Value::Object(card)
-}
-
-/// The 0.3 and the 1.0 interface fields, all pointing at the gateway.
-fn insert_interfaces(card: &mut Map<String, Value>, endpoint: &str) {
-    card.insert("protocolVersion".into(), "0.3.0".into());
-    card.insert("url".into(), endpoint.into());
-    card.insert("preferredTransport".into(), JSONRPC.into());
-    let additional = json!([{"url": endpoint, "transport": JSONRPC}]);
-    card.insert("additionalInterfaces".into(), additional);
-    let supported = json!([
-        {"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "1.0"},
-        {"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "0.3"},
-    ]);
-    card.insert("supportedInterfaces".into(), supported);
 }
 
 fn capabilities(meta: &Card, cards: &[&Value]) -> Value {

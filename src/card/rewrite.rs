@@ -1,7 +1,7 @@
 //! Points every endpoint URL in an Agent Card at the gateway, so no client is
 //! sent around it, and drops what the gateway cannot honestly advertise.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 /// The binding the gateway proxies. Interfaces of other bindings (HTTP+JSON,
 /// GRPC) are left out rather than advertised at an address that won't serve
@@ -24,9 +24,34 @@ pub fn rewrite(card: &mut Value, endpoint: &str) {
     }
     retarget(card, "additionalInterfaces", "transport", endpoint);
     retarget(card, "supportedInterfaces", "protocolBinding", endpoint);
+    // The bridge serves every agent in 1.0 and in 0.3, whatever it speaks.
+    let tenant = card
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .and_then(|list| list.iter().find_map(|i| i.get("tenant")))
+        .cloned();
+    offer_every_version(card, endpoint, tenant);
     // A signature covers the agent's own bytes; after rewriting it would not
     // verify, and a card that fails verification is worse than an unsigned one.
     card.remove("signatures");
+}
+
+/// The 0.3 and the 1.0 interface fields, both JSON-RPC at `endpoint`:
+/// what the gateway serves for every agent (`crate::bridge`). A 1.0
+/// interface keeps the tenant its agent gave it, for clients to echo.
+pub fn offer_every_version(card: &mut Map<String, Value>, endpoint: &str, tenant: Option<Value>) {
+    card.insert("protocolVersion".into(), "0.3.0".into());
+    card.insert("url".into(), endpoint.into());
+    card.insert("preferredTransport".into(), JSONRPC.into());
+    let additional = json!([{"url": endpoint, "transport": JSONRPC}]);
+    card.insert("additionalInterfaces".into(), additional);
+    let mut current =
+        json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "1.0"});
+    if let Some(tenant) = tenant {
+        current["tenant"] = tenant;
+    }
+    let old = json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "0.3"});
+    card.insert("supportedInterfaces".into(), json!([current, old]));
 }
 
 /// Withdraws the card's offer of an extended card (0.3 and 1.0 flags, where
@@ -113,9 +138,14 @@ mod tests {
                 {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
             ])
         );
-        assert!(
-            card.get("url").is_none(),
-            "a 1.0-only card gains no 0.3 field here"
+        assert_eq!(
+            (
+                &card["url"],
+                &card["protocolVersion"],
+                &card["preferredTransport"]
+            ),
+            (&json!("http://gw/"), &json!("0.3.0"), &json!("JSONRPC")),
+            "a 1.0-only card is offered to 0.3 clients too: the bridge serves them"
         );
     }
 
@@ -123,10 +153,8 @@ mod tests {
     fn non_jsonrpc_preferred_transport_becomes_jsonrpc() {
         let mut card = json!({"url": "http://a/rest", "preferredTransport": "HTTP+JSON"});
         rewrite(&mut card, "http://gw/");
-        assert_eq!(
-            card,
-            json!({"url": "http://gw/", "preferredTransport": "JSONRPC"})
-        );
+        assert_eq!(card["url"], "http://gw/");
+        assert_eq!(card["preferredTransport"], "JSONRPC");
     }
 
     #[test]
