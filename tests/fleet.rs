@@ -816,8 +816,9 @@ async fn hint_in_message_metadata_routes_to_the_skill_owner() {
     params["message"]["metadata"] = json!({"skillId": "finance/search"});
     let v = call(&fleet.gw, "h3", "message/send", &params, &[]).await;
     assert!(task_id(&v).starts_with("finance-"), "{v}");
-    assert_eq!(methods(&calls(&fleet.finance)), ["message/send"]);
-    // Forwarded byte for byte: the agent sees the published id.
+    // Finance speaks only 1.0: the call is translated, its metadata kept,
+    // and the agent sees the published id.
+    assert_eq!(methods(&calls(&fleet.finance)), ["SendMessage"]);
     assert_eq!(
         fleet.finance.requests()[0].json()["params"]["message"]["metadata"]["skillId"],
         "finance/search"
@@ -881,9 +882,10 @@ async fn path_addresses_one_agent_whatever_the_text_says() {
     )
     .await;
     assert!(task_id(&v).starts_with("finance-"), "{v}");
+    // Finance speaks only 1.0: the 0.3 call reached it translated.
     assert_eq!(
         methods(&calls(&fleet.finance)),
-        ["message/send", "SendMessage"]
+        ["SendMessage", "SendMessage"]
     );
     assert_eq!(fleet.travel.request_count(), 0);
 
@@ -1207,7 +1209,10 @@ async fn after_a_restart_the_owner_of_a_task_is_found_by_probing() {
 
     let finance_probes = probes(&fleet.finance);
     assert_eq!(finance_probes.len(), 1, "finance was probed once");
-    assert_eq!(finance_probes[0]["method"], "tasks/get");
+    assert_eq!(
+        finance_probes[0]["method"], "GetTask",
+        "in finance's own version"
+    );
     assert_eq!(finance_probes[0]["params"]["id"], task.as_str());
     assert!(
         calls(&fleet.finance).is_empty(),
@@ -1233,7 +1238,7 @@ async fn after_a_restart_the_owner_of_a_task_is_found_by_probing() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn probes_speak_the_version_of_the_call() {
+async fn probes_speak_each_agents_version() {
     let fleet = Fleet::start("").await;
     let gw = &fleet.gw;
     let mut params = send10("100 USD in EUR");
@@ -1245,12 +1250,9 @@ async fn probes_speak_the_version_of_the_call() {
     let v = call(gw, "v2", "GetTask", &json!({"id": task}), &[V1]).await;
     assert_eq!(v["result"]["id"], task.as_str(), "{v}");
     assert_eq!(v["result"]["status"]["state"], "TASK_STATE_COMPLETED");
-    assert_eq!(methods(&probes(&fleet.travel)), ["GetTask"]);
-    assert_eq!(
-        fleet.travel.requests()[0].header("a2a-version"),
-        Some("1.0"),
-        "the probe carries the client's headers"
-    );
+    // Travel speaks only 0.3: it is asked in 0.3, without the 1.0 header.
+    assert_eq!(methods(&probes(&fleet.travel)), ["tasks/get"]);
+    assert_eq!(fleet.travel.requests()[0].header("a2a-version"), None);
     assert!(calls(&fleet.travel).is_empty());
     assert_eq!(methods(&calls(&fleet.finance)), ["SendMessage", "GetTask"]);
 }
@@ -1295,7 +1297,8 @@ async fn a_task_nobody_owns_is_32001_from_the_gateway() {
             let asked = probes(mock);
             assert_eq!(asked.len(), i + 1, "{method}: {asked:?}");
             assert_eq!(asked[i]["params"]["id"], "no-such-task");
-            let probe_method = if method == "GetTask" {
+            // Each agent is asked in its own version: travel 0.3, finance 1.0.
+            let probe_method = if std::ptr::eq(mock, &finance) {
                 "GetTask"
             } else {
                 "tasks/get"

@@ -16,6 +16,7 @@ pub const INTERNAL_ERROR: i32 = -32603;
 /// A2A codes the gateway itself answers with.
 pub const TASK_NOT_FOUND: i32 = -32001;
 pub const UNSUPPORTED_OPERATION: i32 = -32004;
+pub const INVALID_AGENT_RESPONSE: i32 = -32006;
 pub const EXTENDED_CARD_NOT_CONFIGURED: i32 = -32007;
 
 /// A parsed request. Borrowed from the body, so forwarding uses the original

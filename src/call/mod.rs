@@ -24,6 +24,7 @@ use crate::state::{AppState, ConnInfo};
 use crate::telemetry::access::{Called, Logged, Record};
 use crate::upstream::{headers, Caller};
 
+mod bridged;
 pub mod client_ip;
 pub mod endpoint;
 pub mod extended_card;
@@ -82,7 +83,7 @@ async fn handle_call(
         Err(e) => return e.into_response(None),
     };
     record.request_bytes = bytes.len();
-    let (id, method, params) = match read_call(&bytes, record) {
+    let (id, method, params, raw_params) = match read_call(&bytes, record) {
         Ok(read) => read,
         Err(refused) => return refused,
     };
@@ -92,6 +93,7 @@ async fn handle_call(
         id,
         method,
         params: &params,
+        raw_params,
         identity: identity.as_ref(),
         path_upstream,
     };
@@ -116,8 +118,13 @@ fn can_stream(state: &AppState, method: &Method, owner: &str) -> Result<(), Gate
     Ok(())
 }
 
-/// A call's id, method and validated params.
-type ReadCall<'a> = (Option<&'a RawValue>, &'static Method, Params<'a>);
+/// A call's id, method, validated params and the params as sent.
+type ReadCall<'a> = (
+    Option<&'a RawValue>,
+    &'static Method,
+    Params<'a>,
+    Option<&'a RawValue>,
+);
 
 /// A call's id, method and validated params, as read from `bytes`; or the
 /// answer that refuses it.
@@ -137,10 +144,11 @@ fn read_call<'a>(bytes: &'a [u8], record: &mut Record) -> Result<ReadCall<'a>, R
         return Err(GatewayError::MethodNotFound(name).into_response(id));
     };
     record.called = Called::Known(method);
-    let params = read::params(method, envelope.params)
+    let raw = envelope.params;
+    let params = read::params(method, raw)
         .and_then(|params| validate::check(method, &params).map(|()| params));
     match params {
-        Ok(params) => Ok((id, method, params)),
+        Ok(params) => Ok((id, method, params, raw)),
         Err(msg) => Err(GatewayError::InvalidParams(msg).into_response(id)),
     }
 }
@@ -200,6 +208,8 @@ struct Call<'a> {
     id: Option<&'a RawValue>,
     method: &'static Method,
     params: &'a Params<'a>,
+    /// The params as the client sent them (what the bridge translates).
+    raw_params: Option<&'a RawValue>,
     identity: Option<&'a Identity>,
     path_upstream: Option<usize>,
 }
@@ -280,16 +290,34 @@ async fn forward(
     tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
     can_stream(state, method, &owner)?;
     learn_from_request(state, method, call.params, &owner);
+    let bridged = bridged::plan(state, &call, route.upstream, &owner)?;
+    record.versions(
+        call.method.version,
+        bridged.as_ref().map(|b| (b.client(), b.agent())),
+    );
+    let mut parts = call.parts;
+    let bytes = match &bridged {
+        Some(b) => b.request(state, &mut parts, call.raw_params)?,
+        None => bytes,
+    };
     let upstream = &state.upstreams[route.upstream];
-    let forwarded = (upstream.rpc_call_from(call.parts, bytes, origin, &caller))
-        .streaming(method.family.streams());
+    let forwarded =
+        (upstream.rpc_call_from(parts, bytes, origin, &caller)).streaming(method.family.streams());
     let asked = std::time::Instant::now();
     let response = upstream.call(forwarded).await;
     meters
         .upstream_duration()
         .observe(asked.elapsed().as_secs_f64());
     let response = response?;
-    let sighting = Sighting::new(&route, record);
+    let mut sighting = Sighting::new(&route, record);
+    match bridged {
+        Some(b) if !relay::is_event_stream(response.headers()) => {
+            let skill = route.skill.as_deref();
+            return b.answer(response, state, &owner, permits, skill).await;
+        }
+        Some(b) => sighting.rewrite = Some((b.events(state), b.client())),
+        None => {}
+    }
     Ok(relay(
         response, state, owner, call.id, record, permits, sighting,
     ))

@@ -59,6 +59,10 @@ pub(super) fn relay(
             }
             learner.observe_events(&observed, &owner, sighting.skill.as_deref(), &mut tasks);
         });
+        let (rewrite, client) = sighting.rewrite.unzip();
+        if let Some(client) = client {
+            crate::bridge::headers::for_client(&mut parts.headers, client);
+        }
         let settings = RelaySettings {
             upstream,
             request_id: id.map(ToOwned::to_owned),
@@ -67,6 +71,7 @@ pub(super) fn relay(
             idle_timeout: limits.sse_idle_timeout,
             max_event_bytes: limits.max_sse_event_bytes,
             on_events: Some(on_events),
+            rewrite,
             closing: Some(state.closing.clone()),
         };
         // A stream holds its stream place for its whole life, but not an
@@ -87,10 +92,12 @@ pub(super) fn relay(
     Response::from_parts(parts, body)
 }
 
-/// What the relay needs to attribute what it sees.
+/// What the relay needs to attribute what it sees, and (for a stream the
+/// bridge translates) to say it in the client's version.
 pub(super) struct Sighting {
     pub(super) skill: Option<String>,
     pub(super) started: std::time::Instant,
+    pub(super) rewrite: Option<(crate::call::sse::Rewrite, crate::a2a::Version)>,
 }
 
 impl Sighting {
@@ -98,6 +105,7 @@ impl Sighting {
         Self {
             skill: route.skill.clone(),
             started: record.started(),
+            rewrite: None,
         }
     }
 }
@@ -122,7 +130,7 @@ impl Drop for StreamOpen {
     }
 }
 
-fn is_event_stream(headers: &HeaderMap) -> bool {
+pub(super) fn is_event_stream(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

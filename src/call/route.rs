@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::a2a::model::Params;
-use crate::a2a::Method;
+use crate::a2a::{Family, Method, Version};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
 use crate::http::error::GatewayError;
@@ -30,26 +30,18 @@ pub(super) async fn route(
             // probe must not reach an agent on behalf of someone who may
             // not call it, nor tell them whether a task exists there.
             let family = input.method.family.label();
-            let candidates: Vec<usize> = (0..state.upstreams.len())
+            let version = input.method.version;
+            let candidates: Vec<(usize, Version)> = (0..state.upstreams.len())
                 .filter(|&i| may_use(state, &view, identity, i, family))
+                .map(|i| (i, spoken(state, &view, i, version)))
                 .collect();
             let limit = state.router.settings().probe_timeout;
-            let version = input.method.version;
             let client = probe::Client {
                 parts,
                 origin,
                 caller,
             };
-            match probe::find_owner(
-                &state.upstreams,
-                &candidates,
-                &client,
-                &task,
-                version,
-                limit,
-            )
-            .await
-            {
+            match probe::find_owner(&state.upstreams, &candidates, &client, &task, limit).await {
                 Some(upstream) => {
                     state.metrics.probes.with_label_values(&["found"]).inc();
                     state
@@ -68,6 +60,22 @@ pub(super) async fn route(
                 }
             }
         }
+    }
+}
+
+/// The version an upstream is asked in: the client's if it speaks it,
+/// else the one the bridge would translate to.
+fn spoken(
+    state: &AppState,
+    view: &crate::routing::fleet::FleetView,
+    upstream: usize,
+    client: Version,
+) -> Version {
+    let config = &state.config.upstreams[upstream];
+    let speaks = view.speaks(config);
+    match crate::bridge::plan(client, Family::GetTask, &config.name, &speaks) {
+        crate::bridge::Plan::Translate(version) => version,
+        _ => client,
     }
 }
 

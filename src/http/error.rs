@@ -142,6 +142,9 @@ pub enum GatewayError {
     UpstreamTimeout { upstream: String, detail: String },
     #[error("upstream '{upstream}' sent an invalid response: {detail}")]
     UpstreamBadResponse { upstream: String, detail: String },
+    /// An agent's A2A answer the bridge cannot say in the client's version.
+    #[error("agent '{upstream}' sent an answer that cannot be translated: {detail}")]
+    InvalidAgentResponse { upstream: String, detail: String },
     #[error("internal gateway error: {0}")]
     Internal(String),
 }
@@ -169,7 +172,9 @@ impl GatewayError {
             BodyRead(_) => StatusCode::BAD_REQUEST,
             NotFound { .. } => StatusCode::NOT_FOUND,
             MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            UpstreamUnavailable { .. } | UpstreamBadResponse { .. } => StatusCode::BAD_GATEWAY,
+            UpstreamUnavailable { .. }
+            | UpstreamBadResponse { .. }
+            | InvalidAgentResponse { .. } => StatusCode::BAD_GATEWAY,
             UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
             Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -201,6 +206,7 @@ impl GatewayError {
             UpstreamUnavailable { .. } => codes::UPSTREAM_UNAVAILABLE,
             UpstreamTimeout { .. } => codes::UPSTREAM_TIMEOUT,
             UpstreamBadResponse { .. } => codes::UPSTREAM_BAD_RESPONSE,
+            InvalidAgentResponse { .. } => jsonrpc::INVALID_AGENT_RESPONSE,
             Internal(_) => INTERNAL_ERROR,
         }
     }

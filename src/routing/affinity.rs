@@ -11,6 +11,8 @@ use crate::recent::Recent;
 pub struct Affinity {
     tasks: Recent<Arc<str>>,
     contexts: Recent<Arc<str>>,
+    /// A 0.1 client's own task id → the agent's task id (`crate::bridge`).
+    client_tasks: Recent<Arc<str>>,
 }
 
 impl Affinity {
@@ -21,6 +23,7 @@ impl Affinity {
         Self {
             tasks: Recent::new(tasks, ttl),
             contexts: Recent::new(contexts, ttl),
+            client_tasks: Recent::new(contexts, ttl),
         }
     }
 
@@ -30,6 +33,16 @@ impl Affinity {
 
     pub fn context_owner(&self, context: &str) -> Option<Arc<str>> {
         self.contexts.get(context)
+    }
+
+    /// The agent's task id for a 0.1 client's own.
+    pub fn agent_task(&self, client_task: &str) -> Option<Arc<str>> {
+        self.client_tasks.get(client_task)
+    }
+
+    pub fn learn_agent_task(&self, client_task: &str, agent_task: &str) {
+        let agent: Arc<str> = Arc::from(agent_task);
+        (self.client_tasks).insert_unless(client_task, agent, |known| **known == *agent_task);
     }
 
     pub fn learn_task(&self, task: &str, upstream: &Arc<str>) {
@@ -51,7 +64,7 @@ impl Affinity {
 
     /// Entries currently held (for metrics and tests).
     pub fn len(&self) -> u64 {
-        self.tasks.len() + self.contexts.len()
+        self.tasks.len() + self.contexts.len() + self.client_tasks.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -62,6 +75,7 @@ impl Affinity {
     pub fn clear(&self) {
         self.tasks.clear();
         self.contexts.clear();
+        self.client_tasks.clear();
     }
 }
 

@@ -24,17 +24,8 @@ pub struct Client<'a> {
 const CONCURRENCY: usize = 16;
 const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
-/// The index of the first candidate whose `tasks/get` (or `GetTask`) for
-/// `task` succeeds, carrying the client's own headers (the upstream may
-/// require its credentials to read the task).
-pub async fn find_owner(
-    upstreams: &[std::sync::Arc<Upstream>],
-    candidates: &[usize],
-    client: &Client<'_>,
-    task: &str,
-    version: Version,
-    limit: Duration,
-) -> Option<usize> {
+/// The body of a `tasks/get` (or `GetTask`) for `task` in `version`.
+fn ask(task: &str, version: Version) -> Bytes {
     let method = if version == Version::V1_0 {
         "GetTask"
     } else {
@@ -46,12 +37,31 @@ pub async fn find_owner(
         "method": method,
         "params": {"id": task, "historyLength": 0},
     });
-    let body = Bytes::from(body.to_string());
+    Bytes::from(body.to_string())
+}
+
+/// The index of the first candidate whose `tasks/get` (or `GetTask`) for
+/// `task` succeeds, carrying the client's own headers (the upstream may
+/// require its credentials to read the task). Each candidate is asked in
+/// its own version (`candidates` pairs an upstream with it).
+pub async fn find_owner(
+    upstreams: &[std::sync::Arc<Upstream>],
+    candidates: &[(usize, Version)],
+    client: &Client<'_>,
+    task: &str,
+    limit: Duration,
+) -> Option<usize> {
     // Collected first: an iterator adapter holding this closure would have
     // to live across the awaits below, which the compiler cannot prove Send.
-    let asks: Vec<_> = candidates.iter().copied().filter_map(|i| {
+    let asks: Vec<_> = candidates.iter().copied().filter_map(|(i, version)| {
         let upstream = upstreams.get(i)?;
-        let call = upstream.rpc_call_as(client.parts, body.clone(), client.origin.clone(), client.caller);
+        let mut parts = client.parts.clone();
+        if version == Version::V1_0 {
+            parts.headers.insert("a2a-version", http::HeaderValue::from_static("1.0"));
+        } else {
+            parts.headers.remove("a2a-version");
+        }
+        let call = upstream.rpc_call_as(&parts, ask(task, version), client.origin.clone(), client.caller);
         Some(async move {
             let answer = upstream.exchange_call(call, MAX_ANSWER_BYTES, limit).await;
             let owns = matches!(&answer, Ok((status, _, bytes)) if status.is_success() && has_result(bytes));

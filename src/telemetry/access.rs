@@ -15,7 +15,7 @@ use pin_project_lite::pin_project;
 use http::HeaderValue;
 use smallvec::SmallVec;
 
-use crate::a2a::Method;
+use crate::a2a::{Method, Version};
 use crate::http::error::ErrorCode;
 use crate::telemetry::metrics::{self, Metrics, UpstreamMeters};
 
@@ -71,6 +71,9 @@ pub struct Record {
     pub code: Option<i32>,
     pub request_bytes: usize,
     pub response_bytes: u64,
+    /// The client's A2A version and the agent's, once the call is routed
+    /// (the same unless the bridge translated).
+    pub versions: Option<(Version, Version)>,
     started: Instant,
     metrics: Arc<Metrics>,
 }
@@ -95,6 +98,7 @@ impl Record {
             code: None,
             request_bytes: 0,
             response_bytes: 0,
+            versions: None,
             started: Instant::now(),
             metrics,
         }
@@ -120,6 +124,12 @@ impl Record {
         self.upstream = Some(meters.clone());
         self.skill = skill;
         self.rule = rule;
+    }
+
+    /// The versions of a routed call: `translated` is (client, agent) when
+    /// the bridge translates.
+    pub fn versions(&mut self, called: Version, translated: Option<(Version, Version)>) {
+        self.versions = Some(translated.unwrap_or((called, called)));
     }
 
     /// Takes the status and (gateway) error code from the response head.

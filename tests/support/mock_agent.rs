@@ -316,7 +316,9 @@ impl Drop for MockAgent {
     }
 }
 
-/// The default card: 0.3 fields plus 1.0 `supportedInterfaces`.
+/// The default card: 0.3 fields plus 1.0 `supportedInterfaces`, offering
+/// JSON-RPC in 1.0, 0.3 and 0.1 (the mock answers all three: calls of
+/// every version pass through untranslated).
 pub fn default_card(url: &str) -> Value {
     json!({
         "name": "Mock Agent",
@@ -331,6 +333,8 @@ pub fn default_card(url: &str) -> Value {
         ],
         "supportedInterfaces": [
             {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "0.1"},
             {"url": format!("{url}/grpc"), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
         ],
         "capabilities": {"streaming": true},
@@ -739,7 +743,8 @@ fn unary_result(call: &RpcCall, state: &State) -> Result<Value, (i64, &'static s
         }
         "SendMessage" => {
             let n = state.next_n();
-            v10_send(params, &state.send_task_id(params, n), &state.ctx_id(n))
+            let context = context_id(params, &state.ctx_id(n));
+            v10_send(params, &state.send_task_id(params, n), &context)
         }
         "tasks/get" => v03_task(&params["id"], "completed"),
         "tasks/cancel" => v03_task(&params["id"], "canceled"),

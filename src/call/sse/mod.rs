@@ -31,6 +31,11 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 /// Called with each chunk of whole events as it is forwarded.
 pub type OnEvents = Box<dyn FnMut(&[u8]) + Send>;
 
+/// Says whole events anew before they are forwarded (`crate::bridge`). An
+/// event it cannot say ends the stream, after the events before it, with
+/// an InvalidAgentResponse event: the error carries those events and why.
+pub type Rewrite = Box<dyn FnMut(&[u8]) -> Result<Bytes, (Bytes, String)> + Send>;
+
 /// What the relay needs to know besides the upstream body.
 pub struct RelaySettings {
     /// Shared with the routing table: a stream holds this for its life.
@@ -43,6 +48,8 @@ pub struct RelaySettings {
     pub idle_timeout: Duration,
     pub max_event_bytes: usize,
     pub on_events: Option<OnEvents>,
+    /// Applied after `on_events`, which sees the agent's own events.
+    pub rewrite: Option<Rewrite>,
     /// Cancelled when the gateway's shutdown grace is over: the stream then
     /// ends with a final event telling the client to resubscribe.
     pub closing: Option<CancellationToken>,
@@ -150,6 +157,14 @@ impl<B> Relay<'_, B> {
         if let Some(observe) = self.settings.on_events.as_mut() {
             observe(&events);
         }
+        let events = match self.settings.rewrite.as_mut().map(|r| r(&events)) {
+            None => events,
+            Some(Ok(said)) => said,
+            Some(Err((said, why))) => {
+                self.batch.push(said);
+                return Some(self.finish(jsonrpc::INVALID_AGENT_RESPONSE, &why));
+            }
+        };
         self.batch.push(events);
         // The stream's first events go out at once: hyper then writes them
         // with the response head, and time to first event does not wait for
@@ -195,7 +210,17 @@ impl<B> Relay<'_, B> {
     /// direct connection would have.
     fn end(&mut self) -> Polled {
         *self.done = true;
-        let rest = self.batch.take_with(self.pending.split().freeze());
+        let mut rest = self.pending.split().freeze();
+        if let (Some(rewrite), false) = (self.settings.rewrite.as_mut(), rest.is_empty()) {
+            match rewrite(&rest) {
+                Ok(said) => rest = said,
+                Err((said, why)) => {
+                    self.batch.push(said);
+                    return self.finish(jsonrpc::INVALID_AGENT_RESPONSE, &why);
+                }
+            }
+        }
+        let rest = self.batch.take_with(rest);
         Poll::Ready((!rest.is_empty()).then(|| Ok(Frame::data(rest))))
     }
 
@@ -252,6 +277,7 @@ mod tests {
             idle_timeout: Duration::from_millis(idle_ms),
             max_event_bytes: 64,
             on_events: None,
+            rewrite: None,
             closing: None,
         }
     }

@@ -1,0 +1,190 @@
+//! A call to an agent that does not speak the client's A2A version: the
+//! plan (`crate::bridge::plan`), the request said in the agent's version,
+//! and the answer said back in the client's, whole or event by event.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{header, HeaderValue, Response};
+use serde_json::value::RawValue;
+
+use super::{Call, Permits};
+use crate::a2a::{seen, Family, Method, Version};
+use crate::bridge::answer::{response, Answering};
+use crate::bridge::events::EventTranslator;
+use crate::bridge::{self, Plan};
+use crate::call::sse::Rewrite;
+use crate::http::body::{self, Body, ReadError};
+use crate::http::error::GatewayError;
+use crate::routing::request::task_ref;
+use crate::state::AppState;
+use crate::upstream::Leased;
+
+/// A translated answer is read whole before it is translated; a larger
+/// one is refused as an invalid answer (pass-through answers have no such
+/// bound).
+const MAX_TRANSLATED_ANSWER: usize = 16 * 1024 * 1024;
+
+/// How one call is translated, both ways.
+pub(super) struct Bridged {
+    pub(super) answering: Answering,
+}
+
+/// The bridge for this call to `upstream`, or `None` to pass it through.
+pub(super) fn plan(
+    state: &AppState,
+    call: &Call<'_>,
+    upstream: usize,
+    owner: &str,
+) -> Result<Option<Bridged>, GatewayError> {
+    let method = call.method;
+    let client_task = task_ref(method, call.params).map(|t| t.id);
+    let client = client_version(state, method, client_task.as_deref());
+    let speaks = state.fleet.view().speaks(&state.config.upstreams[upstream]);
+    match bridge::plan(client, method.family, owner, &speaks) {
+        Plan::Pass => Ok(None),
+        Plan::Refuse(why) => Err(GatewayError::UnsupportedOperation(why)),
+        Plan::Translate(agent) => Ok(Some(Bridged {
+            answering: Answering {
+                family: method.family,
+                client,
+                agent,
+                client_task: client_task.filter(|_| client == Version::V0_1),
+                id: call.id.map(ToOwned::to_owned),
+            },
+        })),
+    }
+}
+
+/// `tasks/get`, `tasks/cancel` and `tasks/resubscribe` are spelled alike
+/// in 0.1 and 0.3: a call about a task a 0.1 client named is a 0.1 call.
+fn client_version(state: &AppState, method: &Method, task: Option<&str>) -> Version {
+    let shared = matches!(
+        method.family,
+        Family::GetTask | Family::CancelTask | Family::Resubscribe
+    );
+    let named_by_0_1 = || task.is_some_and(|t| state.fleet.affinity.agent_task(t).is_some());
+    if method.version == Version::V0_3 && shared && named_by_0_1() {
+        return Version::V0_1;
+    }
+    method.version
+}
+
+impl Bridged {
+    pub(super) fn agent(&self) -> Version {
+        self.answering.agent
+    }
+
+    pub(super) fn client(&self) -> Version {
+        self.answering.client
+    }
+
+    /// The call's body and headers in the agent's version; an untranslatable
+    /// member is the client's error (-32602, naming it).
+    pub(super) fn request(
+        &self,
+        state: &AppState,
+        parts: &mut Parts,
+        params: Option<&RawValue>,
+    ) -> Result<Bytes, GatewayError> {
+        let a = &self.answering;
+        let affinity = &state.fleet.affinity;
+        let agent_task = |id: &str| affinity.agent_task(id).map(|t| t.to_string());
+        let id = a.id.as_deref();
+        let body = bridge::request::translate(a.family, a.client, a.agent, id, params, &agent_task)
+            .map_err(|e| GatewayError::InvalidParams(e.to_string()))?;
+        bridge::headers::for_agent(&mut parts.headers, a.agent);
+        Ok(Bytes::from(body))
+    }
+
+    /// Translates the events of a stream; a 0.1 client's task id is mapped
+    /// to the agent's when the stream first names it.
+    pub(super) fn events(&self, state: &Arc<AppState>) -> Rewrite {
+        let learn = self.answering.client_task.clone().map(|client| {
+            let state = state.clone();
+            Box::new(move |agent: &str| state.fleet.affinity.learn_agent_task(&client, agent))
+                as crate::bridge::events::LearnTask
+        });
+        let mut translator = EventTranslator::new(self.answering.clone(), learn);
+        Box::new(move |events: &[u8]| {
+            (translator.chunk(events)).map_err(|(said, why)| (said, why.to_string()))
+        })
+    }
+
+    /// A unary answer, read whole, learned from and translated.
+    pub(super) async fn answer(
+        self,
+        upstream: Response<Leased>,
+        state: &Arc<AppState>,
+        owner: &Arc<str>,
+        permits: Permits,
+        skill: Option<&str>,
+    ) -> Result<Response<Body>, GatewayError> {
+        let (mut parts, body) = upstream.into_parts();
+        let limits = &state.config.limits;
+        let read = body::read_to_limit(body, MAX_TRANSLATED_ANSWER);
+        let bytes = match tokio::time::timeout(limits.sse_idle_timeout, read).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(ReadError::TooLarge)) => {
+                let detail = format!("the answer is over {MAX_TRANSLATED_ANSWER} bytes");
+                return Err(self.invalid(owner, detail));
+            }
+            Ok(Err(ReadError::Body(e))) => {
+                let detail = format!("the answer broke off: {e}");
+                return Err(unavailable(owner, detail));
+            }
+            Err(_) => {
+                let detail = format!(
+                    "the answer did not arrive within {:?}",
+                    limits.sse_idle_timeout
+                );
+                return Err(GatewayError::UpstreamTimeout {
+                    upstream: owner.to_string(),
+                    detail,
+                });
+            }
+        };
+        drop(permits);
+        state.observe_answer(&seen::from_response(&bytes), owner, skill);
+        crate::upstream::headers::strip_hop_by_hop(&mut parts.headers);
+        parts.version = http::Version::HTTP_11;
+        let answered = match response(&bytes, &self.answering) {
+            Ok(answered) => answered,
+            // An agent's HTTP error that is not A2A goes as it came.
+            Err(_) if !parts.status.is_success() => {
+                return Ok(Response::from_parts(parts, body::full(bytes)));
+            }
+            Err(e) => return Err(self.invalid(owner, e.to_string())),
+        };
+        if let (Some(client), Some(agent)) = (&self.answering.client_task, &answered.agent_task) {
+            state.fleet.affinity.learn_agent_task(client, agent);
+        }
+        bridge::headers::for_client(&mut parts.headers, self.answering.client);
+        parts.headers.remove(header::CONTENT_LENGTH);
+        parts.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        Ok(Response::from_parts(parts, body::full(answered.body)))
+    }
+
+    fn invalid(&self, owner: &str, detail: String) -> GatewayError {
+        tracing::warn!(
+            upstream = owner,
+            agent_version = self.answering.agent.label(),
+            "untranslatable answer: {detail}"
+        );
+        GatewayError::InvalidAgentResponse {
+            upstream: owner.to_string(),
+            detail,
+        }
+    }
+}
+
+fn unavailable(owner: &str, detail: String) -> GatewayError {
+    GatewayError::UpstreamUnavailable {
+        upstream: owner.to_string(),
+        detail,
+    }
+}
