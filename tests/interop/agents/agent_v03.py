@@ -1,6 +1,6 @@
 """Tiny echo agent on a2a-sdk 0.3.x (JSON-RPC binding, protocol 0.3).
 
-  python agent_v03.py --port P
+  python agent_v03.py --port P [--skill ID]
 
 Same behaviour as agent_v1.py: "more" -> input-required, else echo+completed.
 """
@@ -21,6 +21,9 @@ def text_part(s: str) -> Part:
 
 
 class EchoExecutor(AgentExecutor):
+    def __init__(self, skill: str):
+        self.skill = skill
+
     async def execute(self, context: RequestContext, event_queue) -> None:
         text = context.get_user_input()
         task = context.current_task
@@ -30,10 +33,10 @@ class EchoExecutor(AgentExecutor):
         up = TaskUpdater(event_queue, task.id, task.context_id)
         if 'more' in text:
             await up.requires_input(up.new_agent_message(
-                [text_part('need more input')]))
+                [text_part(f'need more input (by {self.skill})')]))
             return
-        await up.add_artifact([text_part(f'echo: {text}')], name='echo')
-        await up.complete(up.new_agent_message([text_part(f'echo: {text}')]))
+        await up.add_artifact([text_part(f'echo: {text} (by {self.skill})')], name='echo')
+        await up.complete(up.new_agent_message([text_part(f'echo: {text} (by {self.skill})')]))
 
     async def cancel(self, context: RequestContext, event_queue) -> None:
         task = context.current_task
@@ -44,6 +47,8 @@ class EchoExecutor(AgentExecutor):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument('--port', type=int, required=True)
+    ap.add_argument('--skill', default='echo',
+                    help='skill id (distinct per agent so a fleet can route)')
     a = ap.parse_args()
     card = AgentCard(
         name='echo-v03', description='echo agent (a2a-sdk 0.3.x)',
@@ -51,10 +56,10 @@ def main() -> None:
         protocol_version='0.3.0', preferred_transport='JSONRPC',
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=['text/plain'], default_output_modes=['text/plain'],
-        skills=[AgentSkill(id='echo', name='echo', description='echoes',
+        skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
                            tags=['echo'])],
     )
-    handler = DefaultRequestHandler(EchoExecutor(), InMemoryTaskStore())
+    handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore())
     app = A2AStarletteApplication(agent_card=card, http_handler=handler)
     uvicorn.run(app.build(), host='127.0.0.1', port=a.port, log_level='warning')
 

@@ -1,12 +1,14 @@
 """Tiny echo agent on a2a-sdk 1.x (JSON-RPC binding).
 
-  python agent_v1.py --port P [--compat]
+  python agent_v1.py --port P [--compat] [--skill ID]
 
 Without --compat it speaks A2A 1.0 only; with --compat it also accepts
 0.3 JSON-RPC on the same endpoint (SDK option enable_v0_3_compat) and its
 card advertises both protocol versions.
-A message whose text contains "more" leaves the task input-required;
-anything else completes it with an echo (status message + artifact).
+A message whose text contains "more" leaves the task input-required
+("need more input (by SKILL)"); anything else completes it with an echo,
+"echo: TEXT (by SKILL)", in the status message and in an artifact. SKILL
+(--skill, default "echo") tells which agent answered.
 """
 import argparse
 
@@ -24,6 +26,9 @@ from a2a.types import (
 
 
 class EchoExecutor(AgentExecutor):
+    def __init__(self, skill: str):
+        self.skill = skill
+
     async def execute(self, context: RequestContext, event_queue) -> None:
         text = context.get_user_input()
         if context.current_task is None:
@@ -33,10 +38,10 @@ class EchoExecutor(AgentExecutor):
         up = TaskUpdater(event_queue, context.task_id, context.context_id)
         if 'more' in text:
             await up.requires_input(up.new_agent_message(
-                [Part(text='need more input')]))
+                [Part(text=f'need more input (by {self.skill})')]))
             return
-        await up.add_artifact([Part(text=f'echo: {text}')], name='echo')
-        await up.complete(up.new_agent_message([Part(text=f'echo: {text}')]))
+        await up.add_artifact([Part(text=f'echo: {text} (by {self.skill})')], name='echo')
+        await up.complete(up.new_agent_message([Part(text=f'echo: {text} (by {self.skill})')]))
 
     async def cancel(self, context: RequestContext, event_queue) -> None:
         up = TaskUpdater(event_queue, context.task_id, context.context_id)
@@ -46,6 +51,8 @@ class EchoExecutor(AgentExecutor):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument('--port', type=int, required=True)
+    ap.add_argument('--skill', default='echo',
+                    help='skill id (distinct per agent so a fleet can route)')
     ap.add_argument('--compat', action='store_true')
     a = ap.parse_args()
     url = f'http://127.0.0.1:{a.port}/'
@@ -60,10 +67,10 @@ def main() -> None:
         supported_interfaces=ifaces,
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=['text/plain'], default_output_modes=['text/plain'],
-        skills=[AgentSkill(id='echo', name='echo', description='echoes',
+        skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
                            tags=['echo'])],
     )
-    handler = DefaultRequestHandler(EchoExecutor(), InMemoryTaskStore(), card)
+    handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore(), card)
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(
         handler, '/', enable_v0_3_compat=a.compat)
     uvicorn.run(Starlette(routes=routes), host='127.0.0.1', port=a.port,

@@ -1,16 +1,15 @@
-"""Raw A2A 0.1 JSON-RPC client (no SDK): python client_raw01.py BASE_URL
+"""Raw A2A 0.1 JSON-RPC client (no SDK): python client_raw01.py BASE_URL [--skill ID]
 
 0.1 style: tasks/send and tasks/sendSubscribe with a client-chosen task id,
 parts as {"type": "text", ...}, sessionId instead of contextId.
 """
 import asyncio
 import json
-import sys
 import uuid
 
 import httpx
 
-from common import OPS, norm_state, report, run_ops
+from common import OPS, norm_state, parse_args, report, run_ops, skill_metadata
 
 
 def texts(parts) -> str:
@@ -24,8 +23,9 @@ def task_text(t: dict) -> list[str]:
 
 
 class Raw01:
-    def __init__(self, http, url):
+    def __init__(self, http, url, skill=''):
         self.http, self.url = http, url
+        self.meta = skill_metadata(skill)
 
     async def rpc(self, method, params) -> dict:
         body = {'jsonrpc': '2.0', 'id': str(uuid.uuid4()), 'method': method,
@@ -39,10 +39,11 @@ class Raw01:
         return j['result']
 
     def params(self, text, task_id=None, context_id=None) -> dict:
+        msg = {'role': 'user', 'parts': [{'type': 'text', 'text': text}]}
+        if self.meta:
+            msg['metadata'] = self.meta
         return {'id': task_id or str(uuid.uuid4()),
-                'sessionId': context_id or str(uuid.uuid4()),
-                'message': {'role': 'user',
-                            'parts': [{'type': 'text', 'text': text}]}}
+                'sessionId': context_id or str(uuid.uuid4()), 'message': msg}
 
     async def send(self, text, task_id=None, context_id=None):
         p = self.params(text, task_id, context_id)
@@ -90,7 +91,7 @@ class Raw01:
         return norm_state((t.get('status') or {}).get('state'))
 
 
-async def main(base: str) -> None:
+async def main(base: str, skill: str) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
         url = base.rstrip('/') + '/'
         try:
@@ -98,8 +99,8 @@ async def main(base: str) -> None:
             url = r.json().get('url') or url
         except Exception:  # noqa: BLE001 - a 0.1 client falls back to base
             pass
-        report(url, await run_ops(Raw01(http, url)))
+        report(url, await run_ops(Raw01(http, url, skill), skill))
 
 
 if __name__ == '__main__':
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(*parse_args()))

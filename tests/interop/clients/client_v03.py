@@ -1,6 +1,5 @@
-"""Interop client on a2a-sdk 0.3.x: python client_v03.py BASE_URL"""
+"""Interop client on a2a-sdk 0.3.x: python client_v03.py BASE_URL [--skill ID]"""
 import asyncio
-import sys
 import uuid
 
 import httpx
@@ -10,7 +9,7 @@ from a2a.types import (
     Message, Part, Role, Task, TaskIdParams, TaskQueryParams, TextPart,
 )
 
-from common import OPS, norm_state, report, run_ops
+from common import OPS, norm_state, parse_args, report, run_ops, skill_metadata
 
 
 def texts(parts) -> str:
@@ -24,7 +23,8 @@ def task_text(t: Task) -> list[str]:
 
 
 class V03:
-    def __init__(self, http, card):
+    def __init__(self, http, card, skill=''):
+        self.meta = skill_metadata(skill)
         f = lambda s: ClientFactory(ClientConfig(streaming=s, httpx_client=http))
         self.plain = f(False).create(card)
         self.streaming = f(True).create(card)
@@ -32,7 +32,8 @@ class V03:
     async def _run(self, client, text, task_id=None, context_id=None):
         msg = Message(message_id=str(uuid.uuid4()), role=Role.user,
                       parts=[Part(root=TextPart(text=text))],
-                      task_id=task_id, context_id=context_id)
+                      task_id=task_id, context_id=context_id,
+                      metadata=self.meta)
         state, out, tid, ctx = '', [], '', ''
         async for ev in client.send_message(msg):
             if isinstance(ev, Message):
@@ -59,7 +60,7 @@ class V03:
         return norm_state(t.status.state.value)
 
 
-async def main(base: str) -> None:
+async def main(base: str, skill: str) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
         try:
             card = await A2ACardResolver(http, base).get_agent_card()
@@ -67,8 +68,8 @@ async def main(base: str) -> None:
             err = f'FAIL: card: {type(e).__name__}: {e}'.splitlines()[0][:300]
             report('', {op: err for op in OPS})
             return
-        report(card.url, await run_ops(V03(http, card)))
+        report(card.url, await run_ops(V03(http, card, skill), skill))
 
 
 if __name__ == '__main__':
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(*parse_args()))

@@ -1,6 +1,5 @@
-"""Interop client on a2a-sdk 1.x: python client_v1.py BASE_URL"""
+"""Interop client on a2a-sdk 1.x: python client_v1.py BASE_URL [--skill ID]"""
 import asyncio
-import sys
 import uuid
 
 import httpx
@@ -10,7 +9,7 @@ from a2a.types import (
     CancelTaskRequest, GetTaskRequest, Message, Part, Role, SendMessageRequest,
 )
 
-from common import norm_state, report, run_ops
+from common import norm_state, parse_args, report, run_ops, skill_metadata
 from a2a.types import TaskState
 
 
@@ -23,7 +22,8 @@ def texts(parts) -> str:
 
 
 class V1:
-    def __init__(self, http, card):
+    def __init__(self, http, card, skill=''):
+        self.meta = skill_metadata(skill)
         f = lambda s: ClientFactory(ClientConfig(streaming=s, httpx_client=http))
         self.plain = f(False).create(card)
         self.streaming = f(True).create(card)
@@ -31,7 +31,7 @@ class V1:
     async def _run(self, client, text, task_id=None, context_id=None):
         msg = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER,
                       parts=[Part(text=text)], task_id=task_id or '',
-                      context_id=context_id or '')
+                      context_id=context_id or '', metadata=self.meta)
         state, out, tid, ctx = '', [], '', ''
         async for ev in client.send_message(SendMessageRequest(message=msg)):
             if ev.HasField('message'):
@@ -65,7 +65,7 @@ class V1:
         return st_name(t.status.state)
 
 
-async def main(base: str) -> None:
+async def main(base: str, skill: str) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
         try:
             card = await A2ACardResolver(http, base).get_agent_card()
@@ -75,8 +75,8 @@ async def main(base: str) -> None:
                         ['send', 'stream', 'get', 'cancel', 'multiturn']})
             return
         url = card.supported_interfaces[0].url if card.supported_interfaces else ''
-        report(url, await run_ops(V1(http, card)))
+        report(url, await run_ops(V1(http, card, skill), skill))
 
 
 if __name__ == '__main__':
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(*parse_args()))

@@ -7,13 +7,32 @@ Each client module provides an object with async methods
   cancel(task_id) -> state
 States are lower-case words: completed, input-required, canceled, ...
 The result is one JSON line on stdout: {"card_url":..., "ops": {op: "ok" | "FAIL: ..."}}.
+
+Command line of every client: BASE_URL [--skill ID]. With --skill, every
+message the client sends carries metadata {"skillId": ID} (how the gateway's
+fleet endpoint is told which agent to route to), and every agent answer must
+carry "(by ID)", the signature of the agent that owns ID.
 """
+import argparse
 import asyncio
 import json
 import traceback
 
 OPS = ['send', 'stream', 'get', 'cancel', 'multiturn']
 OP_TIMEOUT = 15.0
+
+
+def parse_args() -> tuple[str, str]:
+    ap = argparse.ArgumentParser()
+    ap.add_argument('base')
+    ap.add_argument('--skill', default='')
+    a = ap.parse_args()
+    return a.base, a.skill
+
+
+def skill_metadata(skill: str) -> dict | None:
+    """Message metadata asking the gateway to route to a skill, or None."""
+    return {'skillId': skill} if skill else None
 
 
 def norm_state(s) -> str:
@@ -29,19 +48,29 @@ def expect(cond: bool, what: str) -> None:
         raise AssertionError(what)
 
 
-async def run_ops(c) -> dict:
+def answered_by(skill: str) -> str:
+    """The mark the echo agents put in every echo: "(by SKILL)", with
+    SKILL the agent's own skill id (the fleet card may prefix it "name/")."""
+    return f"(by {skill.rsplit('/', 1)[-1]})" if skill else ''
+
+
+async def run_ops(c, skill: str = '') -> dict:
+    """With skill (fleet mode) every echo must also come from that agent."""
     ops: dict = {}
     sent: dict = {}
+    by = answered_by(skill)
 
     async def op_send():
         st, text, tid, _ = await c.send('hello')
         expect('echo: hello' in text, f'no echo in reply ({st!r}, {text!r})')
+        expect(by in text, f'answered by another agent ({text!r})')
         sent['tid'] = tid
 
     async def op_stream():
         st, text, _, _ = await c.stream('hello stream')
         expect(st == 'completed', f'stream ended in state {st!r}')
         expect('echo: hello stream' in text, f'no echo in stream ({text!r})')
+        expect(by in text, f'answered by another agent ({text!r})')
 
     async def op_get():
         expect(bool(sent.get('tid')), 'no task id from send (message reply?)')
@@ -49,18 +78,21 @@ async def run_ops(c) -> dict:
         expect(st == 'completed', f'get: state {st!r}')
 
     async def op_cancel():
-        st, _, tid, _ = await c.send('more please')
+        st, text, tid, _ = await c.send('more please')
         expect(st == 'input-required', f'first turn state {st!r}')
+        expect(by in text, f'answered by another agent ({text!r})')
         st = await c.cancel(tid)
         expect(st == 'canceled', f'cancel: state {st!r}')
 
     async def op_multiturn():
-        st, _, tid, ctx = await c.send('need more')
+        st, text, tid, ctx = await c.send('need more')
         expect(st == 'input-required', f'first turn state {st!r}')
+        expect(by in text, f'answered by another agent ({text!r})')
         st, text, tid2, _ = await c.send('done', task_id=tid, context_id=ctx)
         expect(st == 'completed', f'second turn state {st!r}')
         expect(tid2 == tid, f'second turn task id {tid2!r} != {tid!r}')
         expect('echo: done' in text, f'second turn text {text!r}')
+        expect(by in text, f'answered by another agent ({text!r})')
 
     fns = dict(send=op_send, stream=op_stream, get=op_get, cancel=op_cancel,
                multiturn=op_multiturn)
