@@ -98,6 +98,15 @@ async fn a_0_3_send_reaches_a_1_0_agent_and_comes_back_in_0_3() {
         task["artifacts"][0]["parts"],
         json!([{"kind": "text", "text": "echo: hello"}])
     );
+    let metrics = client::get(&format!("{}/metrics", gw.admin_url()), &[])
+        .await
+        .text();
+    assert!(
+        metrics.contains(
+            "a2a_gateway_translated_requests_total{agent_version=\"1.0\",client_version=\"0.3\",family=\"send\"} 1"
+        ),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

@@ -156,6 +156,8 @@ impl Record {
             skill,
             upstream,
             rule: self.rule,
+            version: self.versions.map_or("-", |(client, _)| client.label()),
+            agent_version: self.versions.map_or("-", |(_, agent)| agent.label()),
             status: self.status,
             code: self.code,
             duration: elapsed,
@@ -169,6 +171,11 @@ impl Record {
     fn count(&self, elapsed: std::time::Duration, upstream: &str, skill: &str) {
         let family = self.called.family();
         let m = &self.metrics;
+        if let Some((client, agent)) = self.versions.filter(|(c, a)| c != a) {
+            m.translated
+                .with_label_values(&[client.label(), agent.label(), family])
+                .inc();
+        }
         match (
             &self.upstream,
             self.called,

@@ -28,6 +28,10 @@ pub struct Fields<'a> {
     pub skill: &'a str,
     pub upstream: &'a str,
     pub rule: &'a str,
+    /// The client's A2A version, and the agent's (they differ when the
+    /// bridge translated); `-` before routing.
+    pub version: &'a str,
+    pub agent_version: &'a str,
     pub status: u16,
     /// The JSON-RPC error, when there was one; no field without.
     pub code: Option<i32>,
@@ -62,6 +66,8 @@ impl Fields<'_> {
             skill = self.skill,
             upstream = self.upstream,
             rule = self.rule,
+            version = self.version,
+            agent_version = self.agent_version,
             status = self.status,
             code = self.code,
             // Whole microseconds: `0.819`, not `0.8190339999999999`.
@@ -98,6 +104,8 @@ impl Fields<'_> {
             ("skill", self.skill),
             ("upstream", self.upstream),
             ("rule", self.rule),
+            ("version", self.version),
+            ("agent_version", self.agent_version),
         ] {
             L::name(out, name);
             string::<L>(out, text);
@@ -341,6 +349,8 @@ mod tests {
             skill: "none",
             upstream: "echo",
             rule: "default",
+            version: "0.3",
+            agent_version: "1.0",
             status: 200,
             code: None,
             duration: Duration::from_micros(819),

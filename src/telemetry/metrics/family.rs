@@ -15,6 +15,12 @@ pub(super) const REQUESTS: Family = Family {
     labels: &["version", "family", "skill", "upstream", "status", "error"],
 };
 
+pub(super) const TRANSLATED: Family = Family {
+    name: "translated_requests_total",
+    help: "Requests the version bridge translated, by the client's and the agent's A2A version and method family.",
+    labels: &["client_version", "agent_version", "family"],
+};
+
 pub(super) const REQUEST_DURATION: Family = Family {
     name: "request_duration_seconds",
     help: "Whole request, until the answer (or stream) ended.",

@@ -29,6 +29,7 @@ pub const ROUTING_SLOTS: usize = 8;
 pub struct Metrics {
     registry: Registry,
     pub requests: IntCounterVec,
+    pub translated: IntCounterVec,
     pub request_duration: HistogramVec,
     pub upstream_duration: HistogramVec,
     pub request_bytes: IntCounterVec,
@@ -152,6 +153,7 @@ impl Metrics {
         );
         Self {
             requests: counter(&r, &family::REQUESTS),
+            translated: counter(&r, &family::TRANSLATED),
             request_duration: histogram(&r, &family::REQUEST_DURATION, latency_buckets()),
             upstream_duration: histogram(&r, &family::UPSTREAM_DURATION, latency_buckets()),
             request_bytes: counter(&r, &family::REQUEST_BYTES),
