@@ -1,6 +1,7 @@
 """The bench's request bodies, written as OUT/NAME.json: message/send of
-1 KiB and 64 KiB, tasks/get, message/stream of 512 bytes, and a 1 KiB
-message that the fleet's matcher places with the translate agent.
+1 KiB and 64 KiB, tasks/get, message/stream of 512 bytes, a 1 KiB
+message that the fleet's matcher places with the translate agent, and the
+1 KiB send and 512-byte stream in A2A 1.0's shape (bench/bridge.sh).
 Used by bench/run.sh and bench/pgo.sh.
 
     python3 bench/bodies.py OUT
@@ -26,6 +27,18 @@ def send(n, method="message/send", words=ECHO):
     return body
 
 
+def send10(n, method="SendMessage"):
+    """The same call in A2A 1.0's shape, n bytes (bench/bridge.sh)."""
+    head = ('{"jsonrpc":"2.0","id":1,"method":"%s","params":{"message":{'
+            '"messageId":"bench-m1","role":"ROLE_USER","parts":[{"text":"' % method)
+    tail = '"}]}}}'
+    fill = n - len(head) - len(tail)
+    text = (ECHO * (fill // len(ECHO) + 1))[:fill - 1].rstrip() + "."
+    body = head + text.ljust(fill, ".") + tail
+    assert len(body) == n and json.loads(body)
+    return body
+
+
 def main(out):
     bodies = {
         "send1k": send(1024),
@@ -33,6 +46,8 @@ def main(out):
         "get": '{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"id":"bench-task-42"}}',
         "stream": send(512, "message/stream"),
         "fleet1k": send(1024, words=TRANSLATE),
+        "send1k_v10": send10(1024),
+        "stream_v10": send10(512, "SendStreamingMessage"),
     }
     for name, body in bodies.items():
         with open(f"{out}/{name}.json", "w") as f:

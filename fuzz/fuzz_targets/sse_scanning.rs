@@ -115,6 +115,7 @@ fn relay(stream: &[u8], chunks: &[&[u8]], ends: &[usize], max_event_bytes: usize
         on_events: Some(Box::new(|events: &[u8]| {
             let _ = seen::from_events(events);
         })),
+        rewrite: None,
         closing: None,
     };
     let out: Vec<Bytes> = runtime().block_on(async move {
