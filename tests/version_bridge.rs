@@ -26,7 +26,7 @@ async fn agent_speaking(version: &str) -> MockAgent {
     };
     let mut card = json!({
         "name": format!("Speaks {version}"), "description": "d", "version": "1",
-        "capabilities": {"streaming": true},
+        "capabilities": {"streaming": true, "pushNotifications": true},
         "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
         "skills": [{"id": "echo", "name": "Echo", "description": "echoes", "tags": ["t"]}]
     });
@@ -311,6 +311,31 @@ async fn push_configs_change_shape_both_ways() {
     );
     // The mock answers with what it got; the client reads it flat again.
     assert_eq!(v["result"], create, "{v}");
+}
+
+#[tokio::test]
+async fn push_configs_to_an_agent_without_push_are_32003_from_the_gateway() {
+    let mock = agent_speaking("1.0").await;
+    let mut card = mock.card().unwrap();
+    card["capabilities"] = json!({"streaming": true});
+    mock.set_card(Some(card));
+    let gw = gateway(&mock).await;
+    // The webhook's host resolves nowhere: it is not even looked at.
+    let set =
+        json!({"taskId": "t", "pushNotificationConfig": {"url": "https://nowhere.invalid/h"}});
+    let v = client::post_json(
+        &gw.url(),
+        rpc(json!(1), "tasks/pushNotificationConfig/set", set),
+        &[],
+    )
+    .await
+    .json();
+    assert_eq!(v["error"]["code"], -32003, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("'agent'"),
+        "{v}"
+    );
+    assert_eq!(mock.request_count(), 0);
 }
 
 /// A mock whose card says it speaks 1.0 and that answers every call with

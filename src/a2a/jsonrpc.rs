@@ -15,6 +15,7 @@ pub const INVALID_PARAMS: i32 = -32602;
 pub const INTERNAL_ERROR: i32 = -32603;
 /// A2A codes the gateway itself answers with.
 pub const TASK_NOT_FOUND: i32 = -32001;
+pub const PUSH_NOTIFICATION_NOT_SUPPORTED: i32 = -32003;
 pub const UNSUPPORTED_OPERATION: i32 = -32004;
 pub const INVALID_AGENT_RESPONSE: i32 = -32006;
 pub const EXTENDED_CARD_NOT_CONFIGURED: i32 = -32007;

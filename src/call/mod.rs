@@ -106,6 +106,39 @@ async fn handle_call(
     }
 }
 
+/// A push-config call to an agent whose card does not say it sends push
+/// notifications: the agent would refuse it, and its webhook need not be
+/// checked (or resolved) for nothing.
+fn can_push(state: &AppState, method: &Method, owner: &str) -> Result<(), GatewayError> {
+    use Family::*;
+    let push_config = matches!(method.family, PushSet | PushGet | PushList | PushDelete);
+    if push_config && state.fleet.view().can_push(owner) == Some(false) {
+        let why = format!("agent '{owner}' does not send push notifications (its card says so)");
+        return Err(GatewayError::PushNotificationNotSupported(why));
+    }
+    Ok(())
+}
+
+/// The SSRF guard on the call's webhook URLs, before anyone is contacted.
+/// A refused webhook in a push-config call to an agent known without
+/// routing (by path, or the only one) that does not send push
+/// notifications is answered as the agent would: -32003.
+async fn check_webhooks(state: &AppState, call: &Call<'_>) -> Result<(), GatewayError> {
+    let guard = &state.config.push_guard;
+    let Err(why) = guard.check_request(call.params).await else {
+        return Ok(());
+    };
+    let known = match (call.path_upstream, state.upstreams.len()) {
+        (Some(i), _) => Some(i),
+        (None, 1) => Some(0),
+        _ => None,
+    };
+    if let Some(i) = known {
+        can_push(state, call.method, &state.router.name(i))?;
+    }
+    Err(GatewayError::InvalidParams(why))
+}
+
 /// A streaming method sent to an agent whose card says it does not stream.
 fn can_stream(state: &AppState, method: &Method, owner: &str) -> Result<(), GatewayError> {
     if method.family.streams() && state.fleet.view().can_stream(owner) == Some(false) {
@@ -251,12 +284,7 @@ async fn forward(
     record: &mut Record,
 ) -> Result<Response<Body>, GatewayError> {
     let (method, parts) = (call.method, &call.parts);
-    state
-        .config
-        .push_guard
-        .check_request(call.params)
-        .await
-        .map_err(GatewayError::InvalidParams)?;
+    check_webhooks(state, &call).await?;
     let origin = origin(state, parts, call.conn);
     let caller = Caller {
         consumed: state.consumed.as_ref(),
@@ -289,6 +317,7 @@ async fn forward(
     let permits = admit(state, &call, &route, &owner, client).await?;
     tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
     can_stream(state, method, &owner)?;
+    can_push(state, method, &owner)?;
     learn_from_request(state, method, call.params, &owner);
     let bridged = bridged::plan(state, &call, route.upstream, &owner)?;
     record.versions(

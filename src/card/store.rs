@@ -28,6 +28,9 @@ pub struct FetchedCard {
     /// `capabilities.streaming` is `true`: read once here, not on every
     /// streaming call (a JSON pointer walk cost ~2,800 instructions a call).
     pub streaming: bool,
+    /// `capabilities.pushNotifications` is `true`: an agent that does not
+    /// say so is not sent push-config calls (`crate::call`).
+    pub push_notifications: bool,
     /// The dialects (binding, version, URL) the card offers
     /// (`super::interfaces`), read once when it is fetched.
     pub interfaces: Vec<crate::a2a::dialect::Interface>,
@@ -180,10 +183,13 @@ fn parse(
         ));
     }
     let streaming = card.pointer("/capabilities/streaming") == Some(&Value::Bool(true));
+    let push_notifications =
+        card.pointer("/capabilities/pushNotifications") == Some(&Value::Bool(true));
     let interfaces = super::interfaces::of(&card);
     Ok(FetchedCard {
         card,
         streaming,
+        push_notifications,
         interfaces,
         etag: headers.get(header::ETAG).cloned(),
         uri,

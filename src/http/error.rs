@@ -108,6 +108,8 @@ pub enum GatewayError {
     TaskNotFound(String),
     #[error("unsupported operation: {0}")]
     UnsupportedOperation(String),
+    #[error("push notifications are not supported: {0}")]
+    PushNotificationNotSupported(String),
     #[error("the authenticated extended card is not configured on this gateway")]
     ExtendedCardNotConfigured,
     #[error("rate limit exceeded ({}): retry after {}s", .0.limit, .0.retry_after.as_secs_f64().ceil())]
@@ -160,6 +162,7 @@ impl GatewayError {
             | UnknownSkill { .. }
             | TaskNotFound(_)
             | UnsupportedOperation(_)
+            | PushNotificationNotSupported(_)
             | ExtendedCardNotConfigured => StatusCode::OK,
             RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             Overloaded { .. } | UpstreamEjected { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -202,6 +205,7 @@ impl GatewayError {
             Forbidden { .. } => codes::FORBIDDEN,
             TaskNotFound(_) => jsonrpc::TASK_NOT_FOUND,
             UnsupportedOperation(_) => jsonrpc::UNSUPPORTED_OPERATION,
+            PushNotificationNotSupported(_) => jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
             ExtendedCardNotConfigured => jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
             UpstreamUnavailable { .. } => codes::UPSTREAM_UNAVAILABLE,
             UpstreamTimeout { .. } => codes::UPSTREAM_TIMEOUT,

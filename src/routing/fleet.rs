@@ -59,6 +59,12 @@ impl FleetView {
     pub fn can_stream(&self, upstream: &str) -> Option<bool> {
         Some(self.card_of(upstream)?.streaming)
     }
+
+    /// Whether the upstream's card says it sends push notifications;
+    /// `None` without a card.
+    pub fn can_push(&self, upstream: &str) -> Option<bool> {
+        Some(self.card_of(upstream)?.push_notifications)
+    }
 }
 
 /// What an upstream speaks, and who says so: the config's

@@ -337,7 +337,7 @@ pub fn default_card(url: &str) -> Value {
             {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "0.1"},
             {"url": format!("{url}/grpc"), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
         ],
-        "capabilities": {"streaming": true},
+        "capabilities": {"streaming": true, "pushNotifications": true},
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
         "skills": [
