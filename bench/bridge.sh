@@ -49,9 +49,13 @@ jnum() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1"; }
 UPORT=$(freeport); GPORT=$(freeport); GADMIN=$(freeport)
 "$UP" serve "$UPORT" 2>>"$OUT/logs/upstream.log" & PIDS+=($!)
 wait_http "http://127.0.0.1:$UPORT/.well-known/agent-card.json"
-"$GW" run --config bench/gateway.toml --listen "127.0.0.1:$GPORT" --admin-listen "127.0.0.1:$GADMIN" \
-  --upstream "bench=http://127.0.0.1:$UPORT" 2>>"$OUT/logs/gateway.log" & GW_PID=$!; PIDS+=($GW_PID)
-wait_http "http://127.0.0.1:$GADMIN/readyz"
+start_gateway() {
+  "$GW" run --config bench/gateway.toml --listen "127.0.0.1:$GPORT" --admin-listen "127.0.0.1:$GADMIN" \
+    --upstream "bench=http://127.0.0.1:$UPORT" 2>>"$OUT/logs/gateway.log" & GW_PID=$!; PIDS+=($GW_PID)
+  wait_http "http://127.0.0.1:$GADMIN/readyz"
+}
+stop_gateway() { kill "$GW_PID"; wait "$GW_PID" 2>/dev/null || true; }
+start_gateway
 URL="http://127.0.0.1:$GPORT/"
 V1=(-H "a2a-version: 1.0")
 
@@ -103,9 +107,16 @@ ttfe_pass=$(median <<<"${TTFE[pass]}"); ttfe_tr=$(median <<<"${TTFE[translated]}
 ttfe_diff=$(awk -v a="$ttfe_tr" -v b="$ttfe_pass" 'BEGIN {printf "%.3f", (a - b) / 1000}')
 
 declare -A IDLE_KB
-echo "==> memory per idle stream ($IDLE held open)"
+# Each kind gets a fresh gateway, warmed up the same way, so memory the
+# other kind's run left in the allocator cannot hide what streams cost.
+echo "==> memory per idle stream ($IDLE held open, a fresh gateway each)"
 for kind in pass translated; do
   extra=(); [ $kind = translated ] && extra=("${V1[@]}")
+  stop_gateway; start_gateway
+  "$UP" rate --url "$URL" --body "$(body_of $kind send1k)" --rate 200 --secs 0.5 --conns 4 \
+    --expect "$(expect_of $kind)" "${extra[@]}" >/dev/null
+  "$UP" sse --url "$URL" --body "$(body_of $kind stream)" --streams 20 --conns 4 --events 10 \
+    "${extra[@]}" >/dev/null
   sleep 1
   before=$(rss $GW_PID)
   "$UP" idle --url "$URL" --body "$(body_of $kind stream)" --streams $IDLE --hold 120 \

@@ -56,6 +56,31 @@ pub fn version_from(text: &str) -> Option<Version> {
     }
 }
 
+/// A set of protocol versions (what an agent speaks over one binding):
+/// copied and tested on every call, so a bit set rather than a list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Versions(u8);
+
+impl Versions {
+    pub fn with(self, version: Version) -> Self {
+        Self(self.0 | 1 << version.index())
+    }
+
+    pub fn contains(self, version: Version) -> bool {
+        self.0 & 1 << version.index() != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl FromIterator<Version> for Versions {
+    fn from_iter<I: IntoIterator<Item = Version>>(versions: I) -> Self {
+        versions.into_iter().fold(Self::default(), Self::with)
+    }
+}
+
 /// One way an agent can be reached: a binding, a version, where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interface {

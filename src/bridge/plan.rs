@@ -1,9 +1,8 @@
 //! Whether a call passes through or is translated, and to what: the
 //! agent's own JSON-RPC versions decide (from its card or the config).
 
-use crate::a2a::dialect::Binding;
+use crate::a2a::dialect::Versions;
 use crate::a2a::{Family, Version};
-use crate::routing::fleet::Speaks;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
@@ -16,21 +15,16 @@ pub enum Plan {
     Refuse(String),
 }
 
-/// The plan for a call of `family` in `client`'s version to an agent that
-/// speaks `speaks`. A translated call goes to the agent's newest version.
-pub fn plan(client: Version, family: Family, agent: &str, speaks: &Speaks) -> Plan {
-    let versions: Vec<Version> = speaks
-        .interfaces
-        .iter()
-        .filter(|i| i.binding == Binding::JsonRpc)
-        .map(|i| i.version)
-        .collect();
-    if versions.is_empty() || versions.contains(&client) {
+/// The plan for a call of `family` in `client`'s version to `agent`, which
+/// speaks `versions` over JSON-RPC. A translated call goes to the agent's
+/// newest version.
+pub fn plan(client: Version, family: Family, agent: &str, versions: Versions) -> Plan {
+    if versions.is_empty() || versions.contains(client) {
         return Plan::Pass;
     }
     let target = [Version::V1_0, Version::V0_3]
         .into_iter()
-        .find(|v| versions.contains(v));
+        .find(|&v| versions.contains(v));
     let Some(target) = target else {
         return Plan::Refuse(format!(
             "agent '{agent}' speaks only A2A 0.1, and the gateway translates to 0.3 and 1.0 agents"
@@ -60,39 +54,27 @@ fn v01_has(family: Family) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::a2a::dialect::Interface;
 
-    fn speaks(versions: &[Version]) -> Speaks {
-        Speaks {
-            interfaces: versions
-                .iter()
-                .map(|&version| Interface {
-                    binding: Binding::JsonRpc,
-                    version,
-                    url: "http://a/".into(),
-                    tenant: None,
-                })
-                .collect(),
-            from: "card",
-        }
+    fn speaks(versions: &[Version]) -> Versions {
+        versions.iter().copied().collect()
     }
 
     #[test]
     fn the_clients_version_passes_and_others_go_to_the_newest() {
         use Version::*;
         let both = speaks(&[V0_3, V1_0]);
-        assert_eq!(plan(V1_0, Family::Send, "a", &both), Plan::Pass);
-        assert_eq!(plan(V0_3, Family::Send, "a", &both), Plan::Pass);
-        assert_eq!(plan(V0_1, Family::Send, "a", &both), Plan::Translate(V1_0));
+        assert_eq!(plan(V1_0, Family::Send, "a", both), Plan::Pass);
+        assert_eq!(plan(V0_3, Family::Send, "a", both), Plan::Pass);
+        assert_eq!(plan(V0_1, Family::Send, "a", both), Plan::Translate(V1_0));
         let old = speaks(&[V0_3]);
-        assert_eq!(plan(V1_0, Family::Send, "a", &old), Plan::Translate(V0_3));
+        assert_eq!(plan(V1_0, Family::Send, "a", old), Plan::Translate(V0_3));
         assert!(
-            matches!(plan(V1_0, Family::ListTasks, "a", &old), Plan::Refuse(m) if m.contains("0.3"))
+            matches!(plan(V1_0, Family::ListTasks, "a", old), Plan::Refuse(m) if m.contains("0.3"))
         );
         let new = speaks(&[V1_0]);
-        assert_eq!(plan(V0_3, Family::Stream, "a", &new), Plan::Translate(V1_0));
+        assert_eq!(plan(V0_3, Family::Stream, "a", new), Plan::Translate(V1_0));
         assert_eq!(
-            plan(V0_3, Family::Send, "a", &speaks(&[])),
+            plan(V0_3, Family::Send, "a", speaks(&[])),
             Plan::Pass,
             "unknown: as before"
         );

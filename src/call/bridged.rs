@@ -39,10 +39,10 @@ pub(super) fn plan(
     owner: &str,
 ) -> Result<Option<Bridged>, GatewayError> {
     let method = call.method;
-    let client_task = task_ref(method, call.params).map(|t| t.id);
-    let client = client_version(state, method, client_task.as_deref());
-    let speaks = state.fleet.view().speaks(&state.config.upstreams[upstream]);
-    match bridge::plan(client, method.family, owner, &speaks) {
+    let client_task = || task_ref(method, call.params).map(|t| t.id);
+    let client = client_version(state, method, client_task);
+    let versions = (state.fleet.view()).rpc_versions(&state.config.upstreams[upstream]);
+    match bridge::plan(client, method.family, owner, versions) {
         Plan::Pass => Ok(None),
         Plan::Refuse(why) => Err(GatewayError::UnsupportedOperation(why)),
         Plan::Translate(agent) => Ok(Some(Bridged {
@@ -50,7 +50,7 @@ pub(super) fn plan(
                 family: method.family,
                 client,
                 agent,
-                client_task: client_task.filter(|_| client == Version::V0_1),
+                client_task: (client == Version::V0_1).then(client_task).flatten(),
                 id: call.id.map(ToOwned::to_owned),
             },
         })),
@@ -59,12 +59,16 @@ pub(super) fn plan(
 
 /// `tasks/get`, `tasks/cancel` and `tasks/resubscribe` are spelled alike
 /// in 0.1 and 0.3: a call about a task a 0.1 client named is a 0.1 call.
-fn client_version(state: &AppState, method: &Method, task: Option<&str>) -> Version {
+fn client_version(
+    state: &AppState,
+    method: &Method,
+    task: impl FnOnce() -> Option<String>,
+) -> Version {
     let shared = matches!(
         method.family,
         Family::GetTask | Family::CancelTask | Family::Resubscribe
     );
-    let named_by_0_1 = || task.is_some_and(|t| state.fleet.affinity.agent_task(t).is_some());
+    let named_by_0_1 = || task().is_some_and(|t| state.fleet.affinity.agent_task(&t).is_some());
     if method.version == Version::V0_3 && shared && named_by_0_1() {
         return Version::V0_1;
     }

@@ -72,8 +72,8 @@ fn spoken(
     client: Version,
 ) -> Version {
     let config = &state.config.upstreams[upstream];
-    let speaks = view.speaks(config);
-    match crate::bridge::plan(client, Family::GetTask, &config.name, &speaks) {
+    let versions = view.rpc_versions(config);
+    match crate::bridge::plan(client, Family::GetTask, &config.name, versions) {
         crate::bridge::Plan::Translate(version) => version,
         _ => client,
     }

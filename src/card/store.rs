@@ -34,6 +34,8 @@ pub struct FetchedCard {
     /// The dialects (binding, version, URL) the card offers
     /// (`super::interfaces`), read once when it is fetched.
     pub interfaces: Vec<crate::a2a::dialect::Interface>,
+    /// The versions of its JSON-RPC interfaces, for the bridge's plan.
+    pub rpc_versions: crate::a2a::dialect::Versions,
     pub etag: Option<HeaderValue>,
     /// Which URL served it, so refreshes ask the same one.
     pub uri: http::Uri,
@@ -186,11 +188,16 @@ fn parse(
     let push_notifications =
         card.pointer("/capabilities/pushNotifications") == Some(&Value::Bool(true));
     let interfaces = super::interfaces::of(&card);
+    let rpc_versions = (interfaces.iter())
+        .filter(|i| i.binding == crate::a2a::dialect::Binding::JsonRpc)
+        .map(|i| i.version)
+        .collect();
     Ok(FetchedCard {
         card,
         streaming,
         push_notifications,
         interfaces,
+        rpc_versions,
         etag: headers.get(header::ETAG).cloned(),
         uri,
         fetched_at: Instant::now(),

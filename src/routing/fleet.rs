@@ -9,7 +9,7 @@ use arc_swap::ArcSwap;
 use moka::sync::Cache;
 use serde_json::Value;
 
-use crate::a2a::dialect::{Binding, Interface};
+use crate::a2a::dialect::{Binding, Interface, Versions};
 use crate::a2a::Version;
 use crate::card::aggregate::{self, UpstreamCard};
 use crate::card::inherit;
@@ -102,6 +102,19 @@ impl FleetView {
                 interfaces: Vec::new(),
                 from: "unknown",
             },
+        }
+    }
+}
+
+impl FleetView {
+    /// The versions `upstream` speaks over JSON-RPC: the config's, else its
+    /// card's; none when nothing is known yet.
+    pub fn rpc_versions(&self, upstream: &crate::config::Upstream) -> Versions {
+        match &upstream.protocol_versions {
+            Some(versions) => versions.iter().copied().collect(),
+            None => self
+                .card_of(&upstream.name)
+                .map_or_else(Versions::default, |c| c.rpc_versions),
         }
     }
 }
