@@ -15,11 +15,8 @@ TRANSLATE = ("Please translate this letter into French for our partners in Lyon.
              "and formal, and translate the product names only where a French name already exists. ")
 
 
-def send(n, method="message/send", words=ECHO):
-    """A JSON-RPC request of exactly n bytes whose one text part repeats words."""
-    head = ('{"jsonrpc":"2.0","id":1,"method":"%s","params":{"message":{"kind":"message",'
-            '"messageId":"bench-m1","role":"user","parts":[{"kind":"text","text":"' % method)
-    tail = '"}]}}}'
+def sized(n, head, tail, words):
+    """head + text + tail of exactly n bytes, the text repeating words."""
     fill = n - len(head) - len(tail)
     text = (words * (fill // len(words) + 1))[:fill - 1].rstrip() + "."
     body = head + text.ljust(fill, ".") + tail
@@ -27,16 +24,18 @@ def send(n, method="message/send", words=ECHO):
     return body
 
 
+def send(n, method="message/send", words=ECHO):
+    """A JSON-RPC request of exactly n bytes whose one text part repeats words."""
+    head = ('{"jsonrpc":"2.0","id":1,"method":"%s","params":{"message":{"kind":"message",'
+            '"messageId":"bench-m1","role":"user","parts":[{"kind":"text","text":"' % method)
+    return sized(n, head, '"}]}}}', words)
+
+
 def send10(n, method="SendMessage"):
     """The same call in A2A 1.0's shape, n bytes (bench/bridge.sh)."""
     head = ('{"jsonrpc":"2.0","id":1,"method":"%s","params":{"message":{'
             '"messageId":"bench-m1","role":"ROLE_USER","parts":[{"text":"' % method)
-    tail = '"}]}}}'
-    fill = n - len(head) - len(tail)
-    text = (ECHO * (fill // len(ECHO) + 1))[:fill - 1].rstrip() + "."
-    body = head + text.ljust(fill, ".") + tail
-    assert len(body) == n and json.loads(body)
-    return body
+    return sized(n, head, '"}]}}}', ECHO)
 
 
 def main(out):

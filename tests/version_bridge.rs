@@ -20,8 +20,8 @@ async fn agent_speaking(version: &str) -> MockAgent {
     let mock = MockAgent::start(Mode::Normal).await;
     let url = format!("{}/", mock.url());
     let interfaces = match version {
-        "1.0" => json!({"supportedInterfaces": [
-            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}),
+        "1.0" | "0.1" => json!({"supportedInterfaces": [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": version}]}),
         _ => json!({"url": url, "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC"}),
     };
     let mut card = json!({
@@ -261,6 +261,70 @@ async fn a_0_1_client_keeps_its_own_task_id_on_a_1_0_agent() {
 }
 
 #[tokio::test]
+async fn clients_of_later_versions_reach_a_0_1_agent() {
+    let mock = agent_speaking("0.1").await;
+    let gw = gateway(&mock).await;
+    let v = client::post_json(&gw.url(), rpc(json!(1), "message/send", send03("old")), &[])
+        .await
+        .json();
+    let (sent, _) = last_seen(&mock);
+    assert_eq!(sent["method"], "tasks/send");
+    let task_id = sent["params"]["id"]
+        .as_str()
+        .expect("the gateway picks the id");
+    let session = sent["params"]["sessionId"]
+        .as_str()
+        .expect("and the session");
+    assert_eq!(
+        sent["params"]["message"],
+        json!({"role": "user", "parts": [{"type": "text", "text": "old"}], "metadata": {"k": [1, 2]}})
+    );
+    let task = &v["result"];
+    assert_eq!(
+        (&task["kind"], &task["id"]),
+        (&json!("task"), &json!(task_id)),
+        "{v}"
+    );
+    assert_eq!(task["contextId"], session);
+    assert_eq!(task["status"]["state"], "completed");
+    assert_eq!(
+        task["artifacts"],
+        json!([{"artifactId": "artifact-0", "parts": [{"kind": "text", "text": "echo: old"}]}])
+    );
+
+    let mut follow = send10("stream");
+    follow["message"]["taskId"] = json!(task_id);
+    let events = events_of(&gw, rpc(json!(2), "SendStreamingMessage", follow), &[V1]).await;
+    let (sent, _) = last_seen(&mock);
+    assert_eq!(sent["method"], "tasks/sendSubscribe");
+    assert_eq!(
+        sent["params"]["id"], task_id,
+        "the follow-up names its task"
+    );
+    let context = sent["params"]["sessionId"].clone();
+    let last = &events.last().unwrap()["result"]["statusUpdate"];
+    assert_eq!(
+        last["status"]["state"], "TASK_STATE_COMPLETED",
+        "{events:?}"
+    );
+    assert_eq!(
+        last["contextId"], context,
+        "0.1 events name no context: the sent one"
+    );
+    assert!(events
+        .iter()
+        .any(|e| e["result"]["artifactUpdate"]["artifact"]["artifactId"] == "artifact-0"));
+
+    let body = rpc(
+        json!(3),
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task_id}),
+    );
+    let v = client::post_json(&gw.url(), body, &[V1]).await.json();
+    assert_eq!(v["error"]["code"], -32004, "{v}");
+}
+
+#[tokio::test]
 async fn list_tasks_to_a_0_3_agent_is_32004_naming_its_version() {
     let mock = agent_speaking("0.3").await;
     let gw = gateway(&mock).await;
@@ -336,6 +400,69 @@ async fn push_configs_to_an_agent_without_push_are_32003_from_the_gateway() {
         "{v}"
     );
     assert_eq!(mock.request_count(), 0);
+}
+
+#[tokio::test]
+async fn push_config_get_list_delete_reach_a_0_3_agent_in_its_shape() {
+    let mock = agent_speaking("0.3").await;
+    let gw = gateway(&mock).await;
+    for (method, params, want_method, want_params) in [
+        (
+            "GetTaskPushNotificationConfig",
+            json!({"taskId": "t", "id": "p"}),
+            "tasks/pushNotificationConfig/get",
+            json!({"id": "t", "pushNotificationConfigId": "p"}),
+        ),
+        (
+            "ListTaskPushNotificationConfigs",
+            json!({"task_id": "t"}),
+            "tasks/pushNotificationConfig/list",
+            json!({"id": "t"}),
+        ),
+        (
+            "DeleteTaskPushNotificationConfig",
+            json!({"taskId": "t", "id": "p"}),
+            "tasks/pushNotificationConfig/delete",
+            json!({"id": "t", "pushNotificationConfigId": "p"}),
+        ),
+    ] {
+        client::post_json(&gw.url(), rpc(json!(1), method, params), &[V1]).await;
+        let (sent, _) = last_seen(&mock);
+        assert_eq!(sent["method"], want_method, "{method}");
+        assert_eq!(sent["params"], want_params, "{method}");
+    }
+}
+
+#[tokio::test]
+async fn resubscribe_is_translated_both_ways() {
+    let one = agent_speaking("1.0").await;
+    let gw = gateway(&one).await;
+    let events = events_of(
+        &gw,
+        rpc(json!(5), "tasks/resubscribe", json!({"id": "t-7"})),
+        &[],
+    )
+    .await;
+    let (sent, _) = last_seen(&one);
+    assert_eq!(
+        (&sent["method"], &sent["params"]),
+        (&json!("SubscribeToTask"), &json!({"id": "t-7"}))
+    );
+    assert_eq!(events.len(), 3);
+    assert!(events
+        .iter()
+        .all(|e| e["result"]["taskId"] == "t-7" && e["result"]["kind"].is_string()));
+    assert_eq!(events[2]["result"]["final"], true);
+
+    let old = agent_speaking("0.3").await;
+    let gw = gateway(&old).await;
+    let body = rpc(json!(6), "SubscribeToTask", json!({"id": "t-8"}));
+    let events = events_of(&gw, body, &[V1]).await;
+    assert_eq!(last_seen(&old).0["method"], "tasks/resubscribe");
+    assert_eq!(
+        events[0]["result"]["statusUpdate"]["taskId"], "t-8",
+        "{events:?}"
+    );
 }
 
 /// A mock whose card says it speaks 1.0 and that answers every call with

@@ -44,8 +44,8 @@ fn bridge(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(rest) {
         if let Ok(params) = serde_json::from_str::<Box<RawValue>>(text) {
             let known = |t: &str| (t.len() % 2 == 0).then(|| format!("agent-{t}"));
-            if let Ok(body) = translate(family, client, agent, Some(&id), Some(&params), &known) {
-                let v: Value = serde_json::from_slice(&body).expect("a request is JSON");
+            if let Ok(sent) = translate(family, client, agent, Some(&id), Some(&params), &known) {
+                let v: Value = serde_json::from_slice(&sent.body).expect("a request is JSON");
                 assert_eq!(v["id"], "fuzz-id");
             }
         }
@@ -56,6 +56,7 @@ fn bridge(data: &[u8]) {
         agent,
         client_task: Some("mine".into()),
         id: Some(id),
+        context: Some("fuzz-context".into()),
     };
     if let Ok(answered) = response(rest, &answering) {
         let v: Value = serde_json::from_slice(&answered.body).expect("an answer is JSON");

@@ -21,6 +21,9 @@ pub struct Answering {
     pub client_task: Option<String>,
     /// The client's request id, as it sent it.
     pub id: Option<Box<RawValue>>,
+    /// The conversation the agent was sent, for a 0.1 agent's answers,
+    /// which do not name it.
+    pub context: Option<String>,
 }
 
 /// What a translated answer says, and the agent's task id it named (a 0.1
@@ -43,7 +46,10 @@ pub fn response(bytes: &[u8], answering: &Answering) -> Result<Answered> {
         }
     } else if let Some(result) = obj.remove("result") {
         let family = answering.family;
-        let pivot = result_in(family, answering.agent, result)?;
+        let mut pivot = result_in(family, answering.agent, result)?;
+        if answering.agent == Version::V0_1 {
+            name_context(&mut pivot, answering.context.as_deref());
+        }
         agent_task = task_of(&pivot);
         let out = result_out(family, answering, pivot)?;
         obj.insert("result".into(), out);
@@ -58,6 +64,18 @@ pub fn response(bytes: &[u8], answering: &Answering) -> Result<Answered> {
     obj.insert("id".into(), id);
     let body = serde_json::to_vec(&obj).map_err(|e| Untranslatable::new(HERE, e.to_string()))?;
     Ok(Answered { body, agent_task })
+}
+
+/// A 0.1 agent's update names no conversation: it is the one it was sent.
+fn name_context(pivot: &mut Value, context: Option<&str>) {
+    let Some(context) = context else {
+        return;
+    };
+    for name in ["statusUpdate", "artifactUpdate", "task"] {
+        if let Some(Value::Object(item)) = pivot.get_mut(name) {
+            item.entry("contextId").or_insert_with(|| context.into());
+        }
+    }
 }
 
 /// The task a 1.0 result or item names.
@@ -85,7 +103,8 @@ fn result_in(family: Family, agent: Version, result: Value) -> Result<Value> {
             PushList => v10::push_configs(result, HERE),
             _ => Ok(result),
         },
-        _ => match family {
+        Version::V0_1 => super::v01_agent::result_in(family, result, HERE),
+        Version::V0_3 => match family {
             Send | Stream | Resubscribe => v03::item_in(result, HERE),
             GetTask | CancelTask => v03::task_in(result, HERE),
             PushSet | PushGet => v03::task_push_config_in(result, HERE),
@@ -150,6 +169,7 @@ mod tests {
             agent,
             client_task: None,
             id: Some(RawValue::from_string("\"c-1\"".into()).unwrap()),
+            context: None,
         }
     }
 

@@ -109,6 +109,7 @@ mod tests {
                 agent,
                 client_task: client_task.map(str::to_owned),
                 id: Some(RawValue::from_string("1".into()).unwrap()),
+                context: None,
             },
             None,
         )

@@ -19,6 +19,7 @@ pub mod headers;
 pub mod plan;
 pub mod request;
 mod v01;
+mod v01_agent;
 mod v03;
 mod v10;
 

@@ -22,13 +22,11 @@ pub fn plan(client: Version, family: Family, agent: &str, versions: Versions) ->
     if versions.is_empty() || versions.contains(client) {
         return Plan::Pass;
     }
-    let target = [Version::V1_0, Version::V0_3]
+    let target = [Version::V1_0, Version::V0_3, Version::V0_1]
         .into_iter()
         .find(|&v| versions.contains(v));
     let Some(target) = target else {
-        return Plan::Refuse(format!(
-            "agent '{agent}' speaks only A2A 0.1, and the gateway translates to 0.3 and 1.0 agents"
-        ));
+        return Plan::Pass;
     };
     if family == Family::ListTasks && target != Version::V1_0 {
         return Plan::Refuse(format!(
@@ -39,10 +37,16 @@ pub fn plan(client: Version, family: Family, agent: &str, versions: Versions) ->
     if client == Version::V0_1 && !v01_has(family) {
         return Plan::Refuse(format!("{} has no A2A 0.1 form", family.label()));
     }
+    if target == Version::V0_1 && !v01_has(family) {
+        return Plan::Refuse(format!(
+            "{}: agent '{agent}' speaks only A2A 0.1, which has no such operation",
+            family.label()
+        ));
+    }
     Plan::Translate(target)
 }
 
-/// What a 0.1 client can ask for.
+/// What 0.1 can say.
 fn v01_has(family: Family) -> bool {
     use Family::*;
     matches!(

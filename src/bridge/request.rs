@@ -41,6 +41,15 @@ pub fn method_name(family: Family, version: Version) -> Option<&'static str> {
         .map(|m| m.name)
 }
 
+/// The call for the agent.
+#[derive(Debug)]
+pub struct Translated {
+    pub body: Vec<u8>,
+    /// The conversation a message was sent in, for answers that do not
+    /// name it (a 0.1 agent's events).
+    pub context: Option<String>,
+}
+
 /// The body of the call for the agent.
 pub fn translate(
     family: Family,
@@ -49,7 +58,7 @@ pub fn translate(
     id: Option<&RawValue>,
     params: Option<&RawValue>,
     agent_task: AgentTask<'_>,
-) -> Result<Vec<u8>> {
+) -> Result<Translated> {
     let Some(method) = method_name(family, agent) else {
         let why = format!("has no A2A {} form", agent.label());
         return Err(Untranslatable::new(family.label(), why));
@@ -60,7 +69,8 @@ pub fn translate(
         }
         None => json!({}),
     };
-    let pivot = into_pivot(family, client, params, agent_task)?;
+    let mut pivot = into_pivot(family, client, params, agent_task)?;
+    let context = context_of(&mut pivot, agent);
     let params = out_of_pivot(family, agent, pivot)?;
     let outgoing = Outgoing {
         jsonrpc: "2.0",
@@ -68,7 +78,23 @@ pub fn translate(
         method,
         params,
     };
-    serde_json::to_vec(&outgoing).map_err(|e| Untranslatable::new(HERE, e.to_string()))
+    let body =
+        serde_json::to_vec(&outgoing).map_err(|e| Untranslatable::new(HERE, e.to_string()))?;
+    Ok(Translated { body, context })
+}
+
+/// The message's conversation. A 0.1 agent names none in its events, so
+/// one it is sent is always given (a fresh one when the client gave none).
+fn context_of(pivot: &mut Value, agent: Version) -> Option<String> {
+    let message = pivot.get_mut("message").and_then(Value::as_object_mut)?;
+    if agent == Version::V0_1 && !message.contains_key("contextId") {
+        let fresh = uuid::Uuid::new_v4().to_string();
+        message.insert("contextId".into(), fresh.into());
+    }
+    message
+        .get("contextId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 fn into_pivot(
@@ -143,8 +169,10 @@ fn config_in(config: Value) -> Result<Value> {
 
 fn out_of_pivot(family: Family, agent: Version, pivot: Value) -> Result<Value> {
     use Family::*;
-    if agent == Version::V1_0 {
-        return Ok(pivot);
+    match agent {
+        Version::V1_0 => return Ok(pivot),
+        Version::V0_1 => return super::v01_agent::params_out(family, pivot, HERE),
+        Version::V0_3 => {}
     }
     let mut obj = object(pivot, HERE)?;
     // 0.x has no tenants; the agent's interface carried none to echo.
@@ -193,8 +221,8 @@ mod tests {
     fn call(family: Family, from: Version, to: Version, params: Value) -> Value {
         let raw = RawValue::from_string(params.to_string()).unwrap();
         let id = RawValue::from_string("7".into()).unwrap();
-        let body = translate(family, from, to, Some(&id), Some(&raw), &none).unwrap();
-        serde_json::from_slice(&body).unwrap()
+        let sent = translate(family, from, to, Some(&id), Some(&raw), &none).unwrap();
+        serde_json::from_slice(&sent.body).unwrap()
     }
 
     #[test]

@@ -209,6 +209,11 @@ pub fn task_out(value: Value, here: &str) -> Result<Value> {
 }
 
 pub fn status_in(value: Value, here: &str) -> Result<Value> {
+    status_in_tagged(value, here, "kind")
+}
+
+/// A 0.x status; `tag` names the parts' tag of its message.
+pub fn status_in_tagged(value: Value, here: &str, tag: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     map_state(&mut obj, here, |s| {
         STATES
@@ -216,7 +221,7 @@ pub fn status_in(value: Value, here: &str) -> Result<Value> {
             .find(|(old, _)| *old == s)
             .map(|(_, new)| *new)
     })?;
-    map_member(&mut obj, "message", here, |v, at| message_in(v, at, "kind"))?;
+    map_member(&mut obj, "message", here, |v, at| message_in(v, at, tag))?;
     Ok(Value::Object(obj))
 }
 
@@ -250,8 +255,12 @@ fn map_state(obj: &mut Obj, here: &str, to: impl Fn(&str) -> Option<&'static str
 }
 
 pub fn artifact_in(value: Value, here: &str) -> Result<Value> {
+    artifact_in_tagged(value, here, "kind")
+}
+
+pub fn artifact_in_tagged(value: Value, here: &str, tag: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    map_list(&mut obj, "parts", here, |v, at| part_in(v, at, "kind"))?;
+    map_list(&mut obj, "parts", here, |v, at| part_in(v, at, tag))?;
     Ok(Value::Object(obj))
 }
 

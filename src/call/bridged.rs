@@ -52,6 +52,7 @@ pub(super) fn plan(
                 agent,
                 client_task: (client == Version::V0_1).then(client_task).flatten(),
                 id: call.id.map(ToOwned::to_owned),
+                context: None,
             },
         })),
     }
@@ -87,7 +88,7 @@ impl Bridged {
     /// The call's body and headers in the agent's version; an untranslatable
     /// member is the client's error (-32602, naming it).
     pub(super) fn request(
-        &self,
+        &mut self,
         state: &AppState,
         parts: &mut Parts,
         params: Option<&RawValue>,
@@ -96,10 +97,11 @@ impl Bridged {
         let affinity = &state.fleet.affinity;
         let agent_task = |id: &str| affinity.agent_task(id).map(|t| t.to_string());
         let id = a.id.as_deref();
-        let body = bridge::request::translate(a.family, a.client, a.agent, id, params, &agent_task)
+        let sent = bridge::request::translate(a.family, a.client, a.agent, id, params, &agent_task)
             .map_err(|e| GatewayError::InvalidParams(e.to_string()))?;
         bridge::headers::for_agent(&mut parts.headers, a.agent);
-        Ok(Bytes::from(body))
+        self.answering.context = sent.context;
+        Ok(Bytes::from(sent.body))
     }
 
     /// Translates the events of a stream; a 0.1 client's task id is mapped

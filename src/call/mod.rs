@@ -319,13 +319,13 @@ async fn forward(
     can_stream(state, method, &owner)?;
     can_push(state, method, &owner)?;
     learn_from_request(state, method, call.params, &owner);
-    let bridged = bridged::plan(state, &call, route.upstream, &owner)?;
+    let mut bridged = bridged::plan(state, &call, route.upstream, &owner)?;
     record.versions(
         call.method.version,
         bridged.as_ref().map(|b| (b.client(), b.agent())),
     );
     let mut parts = call.parts;
-    let bytes = match &bridged {
+    let bytes = match &mut bridged {
         Some(b) => b.request(state, &mut parts, call.raw_params)?,
         None => bytes,
     };
