@@ -9,10 +9,13 @@ use http::{header, HeaderValue, Response, StatusCode};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::a2a::jsonrpc::{
-    self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
-};
+use crate::a2a::jsonrpc;
 use crate::http::body::{self, Body};
+
+mod rest;
+mod table;
+
+pub use table::Mapped;
 
 /// Gateway-defined JSON-RPC codes (server range -32000..-32099), documented
 /// in README.md.
@@ -152,67 +155,14 @@ pub enum GatewayError {
 }
 
 impl GatewayError {
+    /// The HTTP status of this error's JSON-RPC answer (`table`).
     pub fn status(&self) -> StatusCode {
-        use GatewayError::*;
-        match self {
-            Rpc { .. }
-            | MethodNotFound(_)
-            | InvalidParams(_)
-            | NoRoute { .. }
-            | UnknownSkill { .. }
-            | TaskNotFound(_)
-            | UnsupportedOperation(_)
-            | PushNotificationNotSupported(_)
-            | ExtendedCardNotConfigured => StatusCode::OK,
-            RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            Overloaded { .. } | UpstreamEjected { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            Unauthenticated { .. } => StatusCode::UNAUTHORIZED,
-            Forbidden { .. } => StatusCode::FORBIDDEN,
-            PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            HeadTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
-            BodyRead(_) => StatusCode::BAD_REQUEST,
-            NotFound { .. } => StatusCode::NOT_FOUND,
-            MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            UpstreamUnavailable { .. }
-            | UpstreamBadResponse { .. }
-            | InvalidAgentResponse { .. } => StatusCode::BAD_GATEWAY,
-            UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
-            Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+        self.mapped().rpc_http
     }
 
+    /// The JSON-RPC error code (`table`).
     pub fn code(&self) -> i32 {
-        use GatewayError::*;
-        match self {
-            Rpc { code, .. } => *code,
-            MethodNotFound(_) => METHOD_NOT_FOUND,
-            InvalidParams(_) => INVALID_PARAMS,
-            PayloadTooLarge { .. }
-            | HeadTooLarge { .. }
-            | UnsupportedMediaType(_)
-            | BodyTimeout(_)
-            | BodyRead(_)
-            | NotFound { .. }
-            | MethodNotAllowed { .. } => INVALID_REQUEST,
-            NoRoute { .. } => codes::NO_ROUTE,
-            UnknownSkill { .. } => codes::UNKNOWN_SKILL,
-            RateLimited(_) => codes::RATE_LIMITED,
-            Overloaded { .. } => codes::OVERLOADED,
-            UpstreamEjected { .. } => codes::UPSTREAM_EJECTED,
-            Unauthenticated { .. } => codes::UNAUTHENTICATED,
-            Forbidden { .. } => codes::FORBIDDEN,
-            TaskNotFound(_) => jsonrpc::TASK_NOT_FOUND,
-            UnsupportedOperation(_) => jsonrpc::UNSUPPORTED_OPERATION,
-            PushNotificationNotSupported(_) => jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
-            ExtendedCardNotConfigured => jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
-            UpstreamUnavailable { .. } => codes::UPSTREAM_UNAVAILABLE,
-            UpstreamTimeout { .. } => codes::UPSTREAM_TIMEOUT,
-            UpstreamBadResponse { .. } => codes::UPSTREAM_BAD_RESPONSE,
-            InvalidAgentResponse { .. } => jsonrpc::INVALID_AGENT_RESPONSE,
-            Internal(_) => INTERNAL_ERROR,
-        }
+        self.mapped().rpc_code
     }
 
     /// Structured detail for clients and tools, where there is any.
@@ -225,7 +175,8 @@ impl GatewayError {
             UnknownSkill { skill, skills } => Some(json!({ "skill": skill, "skills": skills })),
             UpstreamUnavailable { upstream, .. }
             | UpstreamTimeout { upstream, .. }
-            | UpstreamBadResponse { upstream, .. } => Some(json!({ "upstream": upstream })),
+            | UpstreamBadResponse { upstream, .. }
+            | InvalidAgentResponse { upstream, .. } => Some(json!({ "upstream": upstream })),
             PayloadTooLarge { limit } | HeadTooLarge { limit } => Some(json!({ "limit": limit })),
             RateLimited(r) => Some(
                 json!({ "limit": r.limit, "retryAfterSeconds": r.retry_after.as_secs_f64().ceil() }),
@@ -249,7 +200,16 @@ impl GatewayError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        match &self {
+        self.add_headers(headers);
+        response
+    }
+}
+
+impl GatewayError {
+    /// The headers an answer to this error carries in every binding:
+    /// `Allow`, `Retry-After` and the rate-limit fields, the challenge.
+    pub(crate) fn add_headers(&self, headers: &mut http::HeaderMap) {
+        match self {
             GatewayError::MethodNotAllowed { allow, .. } => {
                 headers.insert(header::ALLOW, HeaderValue::from_static(allow));
             }
@@ -277,7 +237,6 @@ impl GatewayError {
             }
             _ => {}
         }
-        response
     }
 }
 

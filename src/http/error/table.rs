@@ -1,0 +1,344 @@
+//! The one table: every gateway error in each of the three A2A bindings
+//! (spec §5.4). JSON-RPC answers with an error code (and HTTP 200 for a
+//! request the client got wrong at the JSON-RPC level); HTTP+JSON with an
+//! HTTP status and a `google.rpc.Status` whose `status` is the canonical
+//! code name, which is also the gRPC status; every binding names the error
+//! by its `google.rpc.ErrorInfo` reason. `docs/errors.md` is this table.
+//!
+//! Agents' failures are 502/503/504 (UNAVAILABLE or DEADLINE_EXCEEDED) in
+//! every binding, never a client error; InvalidAgentResponse included,
+//! which the spec would make 500 INTERNAL: 500 here means a gateway bug.
+
+use http::StatusCode;
+
+use super::{codes, GatewayError};
+use crate::a2a::jsonrpc;
+
+/// One error, said in every binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapped {
+    /// JSON-RPC: the error's code, and the HTTP status of its answer.
+    pub rpc_code: i32,
+    pub rpc_http: StatusCode,
+    /// HTTP+JSON: the HTTP status.
+    pub http: StatusCode,
+    /// The canonical code name: `google.rpc.Status.status`, and the gRPC
+    /// status.
+    pub grpc: &'static str,
+    /// `google.rpc.ErrorInfo.reason`: the A2A error in UPPER_SNAKE without
+    /// "Error", or the gateway's own.
+    pub reason: &'static str,
+}
+
+const fn row(
+    rpc_code: i32,
+    rpc_http: StatusCode,
+    http: StatusCode,
+    grpc: &'static str,
+    reason: &'static str,
+) -> Mapped {
+    Mapped {
+        rpc_code,
+        rpc_http,
+        http,
+        grpc,
+        reason,
+    }
+}
+
+const OK: StatusCode = StatusCode::OK;
+const BAD: StatusCode = StatusCode::BAD_REQUEST;
+const INVALID: &str = "INVALID_ARGUMENT";
+const PRECONDITION: &str = "FAILED_PRECONDITION";
+const UNAVAILABLE: &str = "UNAVAILABLE";
+
+impl GatewayError {
+    pub fn mapped(&self) -> Mapped {
+        use GatewayError::*;
+        use StatusCode as S;
+        match self {
+            Rpc { code, .. } => rpc_row(*code),
+            MethodNotFound(_) => row(
+                jsonrpc::METHOD_NOT_FOUND,
+                OK,
+                S::NOT_FOUND,
+                "UNIMPLEMENTED",
+                "METHOD_NOT_FOUND",
+            ),
+            InvalidParams(_) => row(jsonrpc::INVALID_PARAMS, OK, BAD, INVALID, "INVALID_PARAMS"),
+            TaskNotFound(_) => row(
+                jsonrpc::TASK_NOT_FOUND,
+                OK,
+                S::NOT_FOUND,
+                "NOT_FOUND",
+                "TASK_NOT_FOUND",
+            ),
+            PushNotificationNotSupported(_) => row(
+                jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
+                OK,
+                BAD,
+                PRECONDITION,
+                "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            ),
+            UnsupportedOperation(_) => row(
+                jsonrpc::UNSUPPORTED_OPERATION,
+                OK,
+                BAD,
+                PRECONDITION,
+                "UNSUPPORTED_OPERATION",
+            ),
+            ExtendedCardNotConfigured => row(
+                jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
+                OK,
+                BAD,
+                PRECONDITION,
+                "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+            ),
+            NoRoute { .. } => row(codes::NO_ROUTE, OK, BAD, PRECONDITION, "NO_ROUTE"),
+            UnknownSkill { .. } => row(codes::UNKNOWN_SKILL, OK, BAD, INVALID, "UNKNOWN_SKILL"),
+            PayloadTooLarge { .. } => {
+                let s = S::PAYLOAD_TOO_LARGE;
+                row(
+                    jsonrpc::INVALID_REQUEST,
+                    s,
+                    s,
+                    "RESOURCE_EXHAUSTED",
+                    "PAYLOAD_TOO_LARGE",
+                )
+            }
+            HeadTooLarge { .. } => {
+                let s = S::REQUEST_HEADER_FIELDS_TOO_LARGE;
+                row(
+                    jsonrpc::INVALID_REQUEST,
+                    s,
+                    s,
+                    "RESOURCE_EXHAUSTED",
+                    "HEAD_TOO_LARGE",
+                )
+            }
+            UnsupportedMediaType(_) => {
+                let s = S::UNSUPPORTED_MEDIA_TYPE;
+                row(
+                    jsonrpc::INVALID_REQUEST,
+                    s,
+                    s,
+                    INVALID,
+                    "UNSUPPORTED_MEDIA_TYPE",
+                )
+            }
+            BodyTimeout(_) => {
+                let s = S::REQUEST_TIMEOUT;
+                row(
+                    jsonrpc::INVALID_REQUEST,
+                    s,
+                    s,
+                    "DEADLINE_EXCEEDED",
+                    "BODY_TIMEOUT",
+                )
+            }
+            BodyRead(_) => row(jsonrpc::INVALID_REQUEST, BAD, BAD, INVALID, "BODY_READ"),
+            NotFound { .. } => {
+                let s = S::NOT_FOUND;
+                row(jsonrpc::INVALID_REQUEST, s, s, "NOT_FOUND", "NOT_FOUND")
+            }
+            MethodNotAllowed { .. } => {
+                let s = S::METHOD_NOT_ALLOWED;
+                row(
+                    jsonrpc::INVALID_REQUEST,
+                    s,
+                    s,
+                    "UNIMPLEMENTED",
+                    "METHOD_NOT_ALLOWED",
+                )
+            }
+            RateLimited(_) => {
+                let s = S::TOO_MANY_REQUESTS;
+                row(
+                    codes::RATE_LIMITED,
+                    s,
+                    s,
+                    "RESOURCE_EXHAUSTED",
+                    "RATE_LIMITED",
+                )
+            }
+            Overloaded { .. } => {
+                let s = S::SERVICE_UNAVAILABLE;
+                row(codes::OVERLOADED, s, s, UNAVAILABLE, "OVERLOADED")
+            }
+            UpstreamEjected { .. } => {
+                let s = S::SERVICE_UNAVAILABLE;
+                row(
+                    codes::UPSTREAM_EJECTED,
+                    s,
+                    s,
+                    UNAVAILABLE,
+                    "UPSTREAM_EJECTED",
+                )
+            }
+            Unauthenticated { .. } => {
+                let s = S::UNAUTHORIZED;
+                row(
+                    codes::UNAUTHENTICATED,
+                    s,
+                    s,
+                    "UNAUTHENTICATED",
+                    "UNAUTHENTICATED",
+                )
+            }
+            Forbidden { .. } => {
+                let s = S::FORBIDDEN;
+                row(codes::FORBIDDEN, s, s, "PERMISSION_DENIED", "FORBIDDEN")
+            }
+            UpstreamUnavailable { .. } => {
+                let s = S::BAD_GATEWAY;
+                row(
+                    codes::UPSTREAM_UNAVAILABLE,
+                    s,
+                    s,
+                    UNAVAILABLE,
+                    "UPSTREAM_UNAVAILABLE",
+                )
+            }
+            UpstreamTimeout { .. } => {
+                let s = S::GATEWAY_TIMEOUT;
+                row(
+                    codes::UPSTREAM_TIMEOUT,
+                    s,
+                    s,
+                    "DEADLINE_EXCEEDED",
+                    "UPSTREAM_TIMEOUT",
+                )
+            }
+            UpstreamBadResponse { .. } => {
+                let s = S::BAD_GATEWAY;
+                row(
+                    codes::UPSTREAM_BAD_RESPONSE,
+                    s,
+                    s,
+                    UNAVAILABLE,
+                    "UPSTREAM_BAD_RESPONSE",
+                )
+            }
+            InvalidAgentResponse { .. } => {
+                let s = S::BAD_GATEWAY;
+                let code = jsonrpc::INVALID_AGENT_RESPONSE;
+                row(code, s, s, UNAVAILABLE, "INVALID_AGENT_RESPONSE")
+            }
+            Internal(_) => {
+                let s = S::INTERNAL_SERVER_ERROR;
+                row(jsonrpc::INTERNAL_ERROR, s, s, "INTERNAL", "INTERNAL")
+            }
+        }
+    }
+}
+
+/// A JSON-RPC-level problem found while reading a request (parse,
+/// envelope), by its code.
+fn rpc_row(code: i32) -> Mapped {
+    let reason = match code {
+        jsonrpc::PARSE_ERROR => "PARSE_ERROR",
+        jsonrpc::INVALID_REQUEST => "INVALID_REQUEST",
+        jsonrpc::METHOD_NOT_FOUND => "METHOD_NOT_FOUND",
+        jsonrpc::INVALID_PARAMS => "INVALID_PARAMS",
+        _ => "INTERNAL",
+    };
+    row(code, OK, BAD, INVALID, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_kind() -> Vec<GatewayError> {
+        use GatewayError::*;
+        let (u, d) = (String::from("u"), String::from("d"));
+        vec![
+            Rpc {
+                code: -32700,
+                message: d.clone(),
+            },
+            MethodNotFound(d.clone()),
+            InvalidParams(d.clone()),
+            TaskNotFound(d.clone()),
+            PushNotificationNotSupported(d.clone()),
+            UnsupportedOperation(d.clone()),
+            ExtendedCardNotConfigured,
+            UpstreamUnavailable {
+                upstream: u.clone(),
+                detail: d.clone(),
+            },
+            UpstreamTimeout {
+                upstream: u.clone(),
+                detail: d.clone(),
+            },
+            UpstreamBadResponse {
+                upstream: u.clone(),
+                detail: d.clone(),
+            },
+            InvalidAgentResponse {
+                upstream: u,
+                detail: d.clone(),
+            },
+            Internal(d),
+        ]
+    }
+
+    #[test]
+    fn a2a_errors_follow_the_specs_table() {
+        use GatewayError::*;
+        let m = |e: GatewayError| {
+            let m = e.mapped();
+            (m.rpc_code, m.http.as_u16(), m.grpc)
+        };
+        assert_eq!(m(TaskNotFound("t".into())), (-32001, 404, "NOT_FOUND"));
+        assert_eq!(
+            m(PushNotificationNotSupported("x".into())),
+            (-32003, 400, "FAILED_PRECONDITION")
+        );
+        assert_eq!(
+            m(UnsupportedOperation("x".into())),
+            (-32004, 400, "FAILED_PRECONDITION")
+        );
+        assert_eq!(
+            m(ExtendedCardNotConfigured),
+            (-32007, 400, "FAILED_PRECONDITION")
+        );
+        assert_eq!(
+            m(InvalidParams("x".into())),
+            (-32602, 400, "INVALID_ARGUMENT")
+        );
+    }
+
+    #[test]
+    fn agent_failures_are_5xx_and_unavailable_or_deadline_in_every_binding() {
+        for e in every_kind()
+            .into_iter()
+            .filter(|e| e.to_string().contains("'u'"))
+        {
+            let m = e.mapped();
+            assert!(
+                m.rpc_http.is_server_error() && m.http.is_server_error(),
+                "{e}"
+            );
+            assert!(
+                m.http != StatusCode::INTERNAL_SERVER_ERROR,
+                "{e}: 500 is a gateway bug"
+            );
+            assert!(
+                ["UNAVAILABLE", "DEADLINE_EXCEEDED"].contains(&m.grpc),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn reasons_are_upper_snake() {
+        for e in every_kind() {
+            let r = e.mapped().reason;
+            assert!(
+                r.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'),
+                "{r}"
+            );
+        }
+    }
+}
