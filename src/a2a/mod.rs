@@ -6,6 +6,7 @@ pub mod dialect;
 pub mod jsonrpc;
 pub mod methods;
 pub mod model;
+pub mod rest;
 pub mod seen;
 pub mod utf8;
 pub mod validate;

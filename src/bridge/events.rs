@@ -24,55 +24,71 @@ impl EventTranslator {
     /// Whole events from the agent, as the client's version says them; on
     /// an event that cannot be translated, the events before it and why.
     pub fn chunk(&mut self, events: &[u8]) -> std::result::Result<Bytes, (Bytes, Untranslatable)> {
-        let mut out = BytesMut::with_capacity(events.len() + events.len() / 4);
-        match self.each(events, &mut out) {
-            Ok(()) => Ok(out.freeze()),
-            Err(e) => Err((out.freeze(), e)),
-        }
+        map_event_data(events, |data| self.event(data))
     }
 
-    fn each(&mut self, events: &[u8], out: &mut BytesMut) -> Result<()> {
-        let mut data: Vec<u8> = Vec::new();
-        let mut has_data = false;
-        for line in lines(events) {
-            if line.is_empty() {
-                if has_data {
-                    self.event(&data, out)?;
-                }
-                out.put_u8(b'\n');
-                data.clear();
-                has_data = false;
-            } else if let Some(rest) = line.strip_prefix(b"data:") {
-                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-                if has_data {
-                    data.push(b'\n');
-                }
-                data.extend_from_slice(rest);
-                has_data = true;
-            } else {
-                out.put_slice(line);
-                out.put_u8(b'\n');
-            }
-        }
-        // The relay hands over whole events only; a last one without its
-        // blank line is still translated.
-        if has_data {
-            self.event(&data, out)?;
-        }
-        Ok(())
-    }
-
-    fn event(&mut self, data: &[u8], out: &mut BytesMut) -> Result<()> {
+    fn event(&mut self, data: &[u8]) -> Result<Vec<u8>> {
         let answered = response(data, &self.answering)?;
         if let (Some(task), Some(learn)) = (answered.agent_task.as_deref(), self.learn.as_mut()) {
             learn(task);
             self.learn = None;
         }
+        Ok(answered.body)
+    }
+}
+
+/// Whole SSE events with each event's `data` (multi-line data joined with
+/// `\n`) said anew by `say`, as one `data:` line; other lines (`event:`,
+/// `id:`, comments) pass as they are. On an event `say` refuses: the
+/// events before it, and why.
+pub fn map_event_data<E>(
+    events: &[u8],
+    mut say: impl FnMut(&[u8]) -> std::result::Result<Vec<u8>, E>,
+) -> std::result::Result<Bytes, (Bytes, E)> {
+    let mut out = BytesMut::with_capacity(events.len() + events.len() / 4);
+    let mut data: Vec<u8> = Vec::new();
+    let mut has_data = false;
+    let mut event_start = 0;
+    let mut emit = |data: &[u8], out: &mut BytesMut| -> std::result::Result<(), E> {
+        let said = say(data)?;
         out.put_slice(b"data: ");
-        out.put_slice(&answered.body);
+        out.put_slice(&said);
         out.put_u8(b'\n');
         Ok(())
+    };
+    for line in lines(events) {
+        if line.is_empty() {
+            if has_data {
+                if let Err(e) = emit(&data, &mut out) {
+                    out.truncate(event_start);
+                    return Err((out.freeze(), e));
+                }
+            }
+            out.put_u8(b'\n');
+            event_start = out.len();
+            data.clear();
+            has_data = false;
+        } else if let Some(rest) = line.strip_prefix(b"data:") {
+            let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+            if has_data {
+                data.push(b'\n');
+            }
+            data.extend_from_slice(rest);
+            has_data = true;
+        } else {
+            out.put_slice(line);
+            out.put_u8(b'\n');
+        }
     }
+    // The relay hands over whole events only; a last one without its
+    // blank line is still said.
+    if has_data {
+        if let Err(e) = emit(&data, &mut out) {
+            out.truncate(event_start);
+            return Err((out.freeze(), e));
+        }
+    }
+    Ok(out.freeze())
 }
 
 /// The lines of `chunk`, ended by `\n`, `\r\n` or `\r` (SSE allows each).

@@ -31,16 +31,37 @@ pub mod extended_card;
 mod intake;
 pub mod observe;
 mod relay;
+mod rest;
 mod route;
 pub mod sse;
 
 pub use intake::origin;
 use intake::{check_content_type, client_address, read_body};
 use relay::{relay, Sighting};
+pub use rest::refused as rest_refused;
 use route::{learn_from_request, route};
 
 /// Unknown method names are echoed in errors; a client can send megabytes.
 const MAX_ECHOED_METHOD: usize = 64;
+
+/// How the client called: its binding decides how refusals and answers
+/// are said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Front {
+    JsonRpc,
+    /// HTTP+JSON (`crate::a2a::rest`).
+    Rest,
+}
+
+impl Front {
+    /// A refusal in the client's binding (JSON-RPC mirrors the id).
+    fn refuse(self, error: GatewayError, id: Option<&RawValue>) -> Response<Body> {
+        match self {
+            Front::JsonRpc => error.into_response(id),
+            Front::Rest => error.into_rest_response(),
+        }
+    }
+}
 
 /// Handles a JSON-RPC POST; `path_upstream` is set for `/agents/{name}`.
 pub async fn handle(
@@ -49,10 +70,31 @@ pub async fn handle(
     request: Request<Incoming>,
     path_upstream: Option<usize>,
 ) -> Response<Body> {
+    serve(state, conn, request, path_upstream, None).await
+}
+
+/// Handles an HTTP+JSON call that `crate::a2a::rest::place` placed.
+pub async fn handle_rest(
+    state: Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Incoming>,
+    path_upstream: Option<usize>,
+    placed: crate::a2a::rest::Placed,
+) -> Response<Body> {
+    serve(state, conn, request, path_upstream, Some(placed)).await
+}
+
+async fn serve(
+    state: Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Incoming>,
+    path_upstream: Option<usize>,
+    placed: Option<crate::a2a::rest::Placed>,
+) -> Response<Body> {
     let request_id = request.headers().get(crate::http::request_id::HEADER);
     let mut record = Record::new(request_id, state.metrics.clone());
     record.client = Some(client_address(&state, conn, request.headers()));
-    let response = handle_call(&state, conn, request, path_upstream, &mut record).await;
+    let response = handle_call(&state, conn, request, path_upstream, &mut record, placed).await;
     record.head(&response);
     response.map(|body| Logged::new(body, record).boxed_unsync())
 }
@@ -63,7 +105,12 @@ async fn handle_call(
     request: Request<Incoming>,
     path_upstream: Option<usize>,
     record: &mut Record,
+    placed: Option<crate::a2a::rest::Placed>,
 ) -> Response<Body> {
+    let front = match placed {
+        Some(_) => Front::Rest,
+        None => Front::JsonRpc,
+    };
     let (parts, body) = request.into_parts();
     // Credentials first: a caller who may not use the gateway learns
     // nothing about what it would have made of the request.
@@ -71,21 +118,25 @@ async fn handle_call(
         Ok(identity) => identity,
         Err(e) => {
             count_auth_failure(state, &e);
-            return refuse(state, e, &parts, body, record).await;
+            return match front {
+                Front::JsonRpc => refuse(state, e, &parts, body, record).await,
+                Front::Rest => e.into_rest_response(),
+            };
         }
     };
     record.caller = identity.as_ref().map(|i| i.subject.clone());
-    if let Err(e) = check_content_type(&parts.headers) {
-        return e.into_response(None);
-    }
-    let bytes = match read_body(&state.config.limits, &parts.headers, body).await {
-        Ok(b) => b,
-        Err(e) => return e.into_response(None),
+    let bytes = match placed {
+        None => read_rpc_body(state, &parts, body).await,
+        Some(placed) => rest::request(state, &parts, body, placed).await,
+    };
+    let bytes = match bytes {
+        Ok(bytes) => bytes,
+        Err(e) => return front.refuse(e, None),
     };
     record.request_bytes = bytes.len();
     let (id, method, params, raw_params) = match read_call(&bytes, record) {
         Ok(read) => read,
-        Err(refused) => return refused,
+        Err((e, id)) => return front.refuse(e, id),
     };
     let call = Call {
         parts,
@@ -96,14 +147,26 @@ async fn handle_call(
         raw_params,
         identity: identity.as_ref(),
         path_upstream,
+        front,
     };
     match forward(state, call, bytes.clone(), record).await {
+        Ok(response) if front == Front::Rest => rest::answer(response).await,
         Ok(response) => response,
         Err(e) => {
             count_rejection(state, &e);
-            e.into_response(id)
+            front.refuse(e, id)
         }
     }
+}
+
+/// A JSON-RPC request's body: JSON, and within the limits.
+async fn read_rpc_body(
+    state: &AppState,
+    parts: &Parts,
+    body: Incoming,
+) -> Result<Bytes, GatewayError> {
+    check_content_type(&parts.headers)?;
+    read_body(&state.config.limits, &parts.headers, body).await
 }
 
 /// A push-config call to an agent whose card does not say it sends push
@@ -159,22 +222,24 @@ type ReadCall<'a> = (
     Option<&'a RawValue>,
 );
 
-/// A call's id, method and validated params, as read from `bytes`; or the
-/// answer that refuses it.
-#[allow(clippy::result_large_err)] // the refusal is the response itself
-fn read_call<'a>(bytes: &'a [u8], record: &mut Record) -> Result<ReadCall<'a>, Response<Body>> {
+/// A call's id, method and validated params, as read from `bytes`; or why
+/// not, with the id to mirror.
+fn read_call<'a>(
+    bytes: &'a [u8],
+    record: &mut Record,
+) -> Result<ReadCall<'a>, (GatewayError, Option<&'a RawValue>)> {
     let envelope = jsonrpc::parse(bytes).map_err(|e| {
-        GatewayError::Rpc {
+        let error = GatewayError::Rpc {
             code: e.code,
             message: e.message,
-        }
-        .into_response(e.id)
+        };
+        (error, e.id)
     })?;
     let id = envelope.id;
     let Some(method) = methods::lookup(&envelope.method) else {
         record.called = Called::Unknown;
         let name: String = envelope.method.chars().take(MAX_ECHOED_METHOD).collect();
-        return Err(GatewayError::MethodNotFound(name).into_response(id));
+        return Err((GatewayError::MethodNotFound(name), id));
     };
     record.called = Called::Known(method);
     let raw = envelope.params;
@@ -182,7 +247,7 @@ fn read_call<'a>(bytes: &'a [u8], record: &mut Record) -> Result<ReadCall<'a>, R
         .and_then(|params| validate::check(method, &params).map(|()| params));
     match params {
         Ok(params) => Ok((id, method, params, raw)),
-        Err(msg) => Err(GatewayError::InvalidParams(msg).into_response(id)),
+        Err(msg) => Err((GatewayError::InvalidParams(msg), id)),
     }
 }
 
@@ -245,6 +310,7 @@ struct Call<'a> {
     raw_params: Option<&'a RawValue>,
     identity: Option<&'a Identity>,
     path_upstream: Option<usize>,
+    front: Front,
 }
 
 impl Call<'_> {
@@ -346,6 +412,9 @@ async fn forward(
         }
         Some(b) => sighting.rewrite = Some((b.events(state), b.client())),
         None => {}
+    }
+    if call.front == Front::Rest && relay::is_event_stream(response.headers()) {
+        sighting.rewrite = Some(rest::events(sighting.rewrite.take()));
     }
     Ok(relay(
         response, state, owner, call.id, record, permits, sighting,

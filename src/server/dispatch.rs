@@ -7,6 +7,8 @@
 //! POST /                                               JSON-RPC, routed by skill
 //! GET  /agents/{name}/.well-known/agent-card.json      that agent's own card
 //! POST /agents/{name}                                  JSON-RPC straight to that agent
+//! the A2A 1.0 HTTP+JSON routes (/message:send, /tasks/{id}, ...), at the
+//! root and under /agents/{name}                        `crate::call::handle_rest`
 //! ```
 
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use http::request::Parts;
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
 
+use crate::a2a::rest::{self, Refused};
 use crate::call;
 use crate::call::{endpoint, extended_card};
 use crate::card::{published, rewrite, CARD_PATHS, EXTENDED_CARD_PATHS};
@@ -71,12 +74,16 @@ pub async fn dispatch(
             allow: if is_rpc { "POST" } else { "GET, HEAD" },
         }
         .into_response(None),
-        ref method => GatewayError::NotFound {
-            method: method.to_string(),
-            path: parts.uri.path().chars().take(128).collect(),
-            hint: "JSON-RPC is served by POST / (or POST /agents/{name}), the Agent Card at GET /.well-known/agent-card.json",
-        }
-        .into_response(None),
+        ref method => match rest::place(method, &rest, parts.uri.query()) {
+            Ok(placed) => call::handle_rest(state, &conn, Request::from_parts(parts, body), scope, placed).await,
+            Err(Refused::NotFound) => GatewayError::NotFound {
+                method: method.to_string(),
+                path: parts.uri.path().chars().take(128).collect(),
+                hint: "JSON-RPC is served by POST / (or POST /agents/{name}), HTTP+JSON by the A2A 1.0 routes (POST /message:send, GET /tasks/{id}, ...), the Agent Card at GET /.well-known/agent-card.json",
+            }
+            .into_response(None),
+            Err(refused) => call::rest_refused(refused, &parts).into_rest_response(),
+        },
     }
 }
 

@@ -13,7 +13,7 @@ use crate::a2a::jsonrpc;
 use crate::http::body::{self, Body};
 
 mod rest;
-mod table;
+pub mod table;
 
 pub use table::Mapped;
 

@@ -232,6 +232,42 @@ impl GatewayError {
     }
 }
 
+/// An error by its JSON-RPC code alone (an agent's, or the gateway's own
+/// said in JSON-RPC), as the other bindings say it. An agent's internal
+/// error, or a code no table knows, is the agent's failure: 502.
+pub fn for_code(code: i64) -> Mapped {
+    let Ok(code) = i32::try_from(code) else {
+        return agent_error(jsonrpc::INTERNAL_ERROR);
+    };
+    let a2a = |http: StatusCode, grpc, reason| row(code, OK, http, grpc, reason);
+    match code {
+        -32700 | -32600 | -32602 | -32601 => rpc_row(code),
+        -32001 => a2a(StatusCode::NOT_FOUND, "NOT_FOUND", "TASK_NOT_FOUND"),
+        -32002 => a2a(BAD, PRECONDITION, "TASK_NOT_CANCELABLE"),
+        -32003 => a2a(BAD, PRECONDITION, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+        -32004 => a2a(BAD, PRECONDITION, "UNSUPPORTED_OPERATION"),
+        -32005 => a2a(BAD, INVALID, "CONTENT_TYPE_NOT_SUPPORTED"),
+        -32007 => a2a(BAD, PRECONDITION, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+        -32008 => a2a(BAD, PRECONDITION, "EXTENSION_SUPPORT_REQUIRED"),
+        -32009 => a2a(BAD, PRECONDITION, "VERSION_NOT_SUPPORTED"),
+        -32006 => row(
+            code,
+            OK,
+            StatusCode::BAD_GATEWAY,
+            UNAVAILABLE,
+            "INVALID_AGENT_RESPONSE",
+        ),
+        // Anything else (an agent's internal error, its own server codes,
+        // another gateway's): the agent failed.
+        _ => agent_error(code),
+    }
+}
+
+fn agent_error(code: i32) -> Mapped {
+    let s = StatusCode::BAD_GATEWAY;
+    row(code, OK, s, UNAVAILABLE, "AGENT_ERROR")
+}
+
 /// A JSON-RPC-level problem found while reading a request (parse,
 /// envelope), by its code.
 fn rpc_row(code: i32) -> Mapped {
