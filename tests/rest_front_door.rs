@@ -218,3 +218,20 @@ async fn errors_are_google_rpc_status_with_the_bindings_status() {
         "no bad call reached the agent"
     );
 }
+
+#[tokio::test]
+async fn a_stream_that_breaks_ends_with_a_google_rpc_status_event() {
+    let mock = MockAgent::start(Mode::ResetMidStream { events_before: 1 }).await;
+    let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
+    let url = format!("{}message:stream", gw.url());
+    let mut stream = client::post_stream(&url, send_body("s").to_string(), &[]).await;
+    let events = stream.collect_events(LIMIT).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    let last: Value = serde_json::from_str(&events[1]).unwrap();
+    assert_eq!(last["error"]["status"], "UNAVAILABLE", "{last}");
+    assert_eq!(
+        last["error"]["details"][0]["reason"], "UPSTREAM_STREAM_BROKEN",
+        "{last}"
+    );
+    assert_eq!(last["error"]["details"][0]["metadata"]["upstream"], "agent");
+}

@@ -116,6 +116,7 @@ fn relay(stream: &[u8], chunks: &[&[u8]], ends: &[usize], max_event_bytes: usize
             let _ = seen::from_events(events);
         })),
         rewrite: None,
+        rest: false,
         closing: None,
     };
     let out: Vec<Bytes> = runtime().block_on(async move {

@@ -415,6 +415,7 @@ async fn forward(
     }
     if call.front == Front::Rest && relay::is_event_stream(response.headers()) {
         sighting.rewrite = Some(rest::events(sighting.rewrite.take()));
+        sighting.rest = true;
     }
     Ok(relay(
         response, state, owner, call.id, record, permits, sighting,

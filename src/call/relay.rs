@@ -72,6 +72,7 @@ pub(super) fn relay(
             max_event_bytes: limits.max_sse_event_bytes,
             on_events: Some(on_events),
             rewrite,
+            rest: sighting.rest,
             closing: Some(state.closing.clone()),
         };
         // A stream holds its stream place for its whole life, but not an
@@ -98,6 +99,8 @@ pub(super) struct Sighting {
     pub(super) skill: Option<String>,
     pub(super) started: std::time::Instant,
     pub(super) rewrite: Option<(crate::call::sse::Rewrite, crate::a2a::Version)>,
+    /// The client speaks HTTP+JSON (its final error event is said so).
+    pub(super) rest: bool,
 }
 
 impl Sighting {
@@ -106,6 +109,7 @@ impl Sighting {
             skill: route.skill.clone(),
             started: record.started(),
             rewrite: None,
+            rest: false,
         }
     }
 }

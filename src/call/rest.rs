@@ -17,7 +17,7 @@ use crate::a2a::Version;
 use crate::bridge::events::map_event_data;
 use crate::call::sse::Rewrite;
 use crate::http::body::{self, Body, ReadError};
-use crate::http::error::{table::for_code, GatewayError};
+use crate::http::error::{status_body, table::for_code, GatewayError};
 use crate::state::AppState;
 
 /// A REST answer is read whole before it is said again (as a translated
@@ -119,21 +119,9 @@ fn said(bytes: &[u8]) -> Option<(StatusCode, Value)> {
     }
     let error = answer.get("error")?;
     let code = error.get("code").and_then(Value::as_i64)?;
-    let mapped = for_code(code);
-    let mut info = json!({"@type": "type.googleapis.com/google.rpc.ErrorInfo",
-        "reason": mapped.reason, "domain": "a2a-protocol.org"});
-    if let Some(Value::Object(data)) = error.get("data") {
-        let metadata: serde_json::Map<String, Value> = (data.iter())
-            .map(|(k, v)| match v {
-                Value::String(s) => (k.clone(), Value::String(s.clone())),
-                other => (k.clone(), Value::String(other.to_string())),
-            })
-            .collect();
-        info["metadata"] = Value::Object(metadata);
-    }
-    let status = json!({"error": {"code": mapped.http.as_u16(), "status": mapped.grpc,
-        "message": error.get("message").cloned().unwrap_or(Value::Null), "details": [info]}});
-    Some((mapped.http, status))
+    let message = error.get("message").cloned().unwrap_or(Value::Null);
+    let status = status_body(code, &message, error.get("data"));
+    Some((for_code(code).http, status))
 }
 
 /// Each event of a stream as REST says it, after whatever said it before

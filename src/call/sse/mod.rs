@@ -25,7 +25,7 @@ use batch::Batch;
 
 use crate::a2a::jsonrpc;
 use crate::http::body::BoxError;
-use crate::http::error::codes;
+use crate::http::error::{codes, status_body};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 /// Called with each chunk of whole events as it is forwarded.
@@ -50,6 +50,9 @@ pub struct RelaySettings {
     pub on_events: Option<OnEvents>,
     /// Applied after `on_events`, which sees the agent's own events.
     pub rewrite: Option<Rewrite>,
+    /// The client speaks HTTP+JSON: the final error event is a
+    /// `google.rpc.Status`, not a JSON-RPC error.
+    pub rest: bool,
     /// Cancelled when the gateway's shutdown grace is over: the stream then
     /// ends with a final event telling the client to resubscribe.
     pub closing: Option<CancellationToken>,
@@ -235,7 +238,15 @@ impl<B> Relay<'_, B> {
             _ => format!("upstream '{}': {why}", settings.upstream),
         };
         let data = serde_json::json!({ "upstream": &*settings.upstream });
-        let body = jsonrpc::error_body(settings.request_id.as_deref(), code, &message, Some(&data));
+        let body = match settings.rest {
+            false => {
+                jsonrpc::error_body(settings.request_id.as_deref(), code, &message, Some(&data))
+            }
+            true => {
+                let status = status_body(code.into(), &message.into(), Some(&data));
+                Bytes::from(status.to_string())
+            }
+        };
         let mut event = BytesMut::with_capacity(body.len() + 8);
         event.extend_from_slice(b"data: ");
         event.extend_from_slice(&body);
@@ -278,6 +289,7 @@ mod tests {
             max_event_bytes: 64,
             on_events: None,
             rewrite: None,
+            rest: false,
             closing: None,
         }
     }

@@ -15,6 +15,8 @@ use crate::http::body::{self, Body};
 mod rest;
 pub mod table;
 
+pub use rest::status_body;
+
 pub use table::Mapped;
 
 /// Gateway-defined JSON-RPC codes (server range -32000..-32099), documented

@@ -12,31 +12,47 @@ use crate::http::body::{self, Body};
 const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
 const DOMAIN: &str = "a2a-protocol.org";
 
+/// The `google.rpc.Status` body of an error known by its JSON-RPC code
+/// (an agent's, or a stream's end): `crate::http::error::table::for_code`.
+pub fn status_body(code: i64, message: &Value, data: Option<&Value>) -> Value {
+    let mapped = super::table::for_code(code);
+    body(
+        mapped.http.as_u16(),
+        mapped.grpc,
+        mapped.reason,
+        message.clone(),
+        data,
+    )
+}
+
+fn body(http: u16, grpc: &str, reason: &str, message: Value, data: Option<&Value>) -> Value {
+    let mut info = json!({"@type": ERROR_INFO, "reason": reason, "domain": DOMAIN});
+    // ErrorInfo's metadata is a map of strings: the error's data, flat.
+    if let Some(Value::Object(data)) = data {
+        let metadata: Map<String, Value> = (data.iter())
+            .map(|(k, v)| match v {
+                Value::String(s) => (k.clone(), Value::String(s.clone())),
+                other => (k.clone(), Value::String(other.to_string())),
+            })
+            .collect();
+        info["metadata"] = Value::Object(metadata);
+    }
+    json!({"error": {"code": http, "status": grpc, "message": message, "details": [info]}})
+}
+
 impl GatewayError {
     /// The `google.rpc.Status` body of this error.
     pub fn rest_body(&self) -> Value {
         let mapped = self.mapped();
-        // ErrorInfo's metadata is a map of strings: the error's data, flat.
-        let metadata: Map<String, Value> = match self.data() {
-            Some(Value::Object(data)) => data
-                .into_iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => (k, Value::String(s)),
-                    other => (k, Value::String(other.to_string())),
-                })
-                .collect(),
-            _ => Map::new(),
-        };
-        let mut info = json!({"@type": ERROR_INFO, "reason": mapped.reason, "domain": DOMAIN});
-        if !metadata.is_empty() {
-            info["metadata"] = Value::Object(metadata);
-        }
-        json!({"error": {
-            "code": mapped.http.as_u16(),
-            "status": mapped.grpc,
-            "message": self.to_string(),
-            "details": [info],
-        }})
+        let message = Value::String(self.to_string());
+        let data = self.data();
+        body(
+            mapped.http.as_u16(),
+            mapped.grpc,
+            mapped.reason,
+            message,
+            data.as_ref(),
+        )
     }
 
     /// The HTTP+JSON answer to this error.

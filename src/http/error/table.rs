@@ -51,6 +51,7 @@ const BAD: StatusCode = StatusCode::BAD_REQUEST;
 const INVALID: &str = "INVALID_ARGUMENT";
 const PRECONDITION: &str = "FAILED_PRECONDITION";
 const UNAVAILABLE: &str = "UNAVAILABLE";
+const DEADLINE: &str = "DEADLINE_EXCEEDED";
 
 impl GatewayError {
     pub fn mapped(&self) -> Mapped {
@@ -257,10 +258,29 @@ pub fn for_code(code: i64) -> Mapped {
             UNAVAILABLE,
             "INVALID_AGENT_RESPONSE",
         ),
+        // The gateway's own ends of a stream (final SSE events).
+        codes::UPSTREAM_UNAVAILABLE => failed(code, UNAVAILABLE, "UPSTREAM_UNAVAILABLE"),
+        codes::UPSTREAM_TIMEOUT => failed(code, DEADLINE, "UPSTREAM_TIMEOUT"),
+        codes::UPSTREAM_BAD_RESPONSE => failed(code, UNAVAILABLE, "UPSTREAM_BAD_RESPONSE"),
+        codes::UPSTREAM_STREAM_BROKEN => failed(code, UNAVAILABLE, "UPSTREAM_STREAM_BROKEN"),
+        codes::UPSTREAM_STREAM_IDLE => failed(code, DEADLINE, "UPSTREAM_STREAM_IDLE"),
+        codes::SHUTTING_DOWN => {
+            let s = StatusCode::SERVICE_UNAVAILABLE;
+            row(code, OK, s, UNAVAILABLE, "SHUTTING_DOWN")
+        }
         // Anything else (an agent's internal error, its own server codes,
         // another gateway's): the agent failed.
         _ => agent_error(code),
     }
+}
+
+/// An agent's failure: 502, or 504 when it was too slow.
+fn failed(code: i32, grpc: &'static str, reason: &'static str) -> Mapped {
+    let http = match grpc {
+        DEADLINE => StatusCode::GATEWAY_TIMEOUT,
+        _ => StatusCode::BAD_GATEWAY,
+    };
+    row(code, OK, http, grpc, reason)
 }
 
 fn agent_error(code: i32) -> Mapped {
