@@ -134,8 +134,9 @@ fn default_card_served_at(mock: &MockAgent, endpoint: &str) -> Value {
 }
 
 /// A card with its interfaces replaced by what the gateway serves for
-/// every agent: JSON-RPC 1.0 and 0.3 at `endpoint`, in the 1.0 and the
-/// 0.3 fields (the version bridge serves both whatever the agent speaks).
+/// every agent: JSON-RPC 1.0 and 0.3 and HTTP+JSON 1.0 at `endpoint`, in
+/// the 1.0 and the 0.3 fields (the version bridge serves them all whatever
+/// the agent speaks).
 fn served_at(mut card: Value, endpoint: &str) -> Value {
     card["protocolVersion"] = json!("0.3.0");
     card["url"] = json!(endpoint);
@@ -143,7 +144,8 @@ fn served_at(mut card: Value, endpoint: &str) -> Value {
     card["additionalInterfaces"] = json!([{"url": endpoint, "transport": "JSONRPC"}]);
     card["supportedInterfaces"] = json!([
         {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-        {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+        {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+        {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
     ]);
     card
 }
@@ -162,7 +164,8 @@ fn assert_points_at(card: &Value, endpoint: &str) {
         card["supportedInterfaces"],
         json!([
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
         ]),
         "{card}"
     );
@@ -714,7 +717,8 @@ fn weather_published(agent: &Value, endpoint: &str) -> Value {
         "additionalInterfaces": [{"url": endpoint, "transport": "JSONRPC"}],
         "supportedInterfaces": [
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
         ],
         "supportsAuthenticatedExtendedCard": false,
         "capabilities": {"streaming": true, "pushNotifications": false,

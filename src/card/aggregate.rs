@@ -29,8 +29,8 @@
 //!   `documentationUrl`, `iconUrl` come from the config (the last three only
 //!   when set). Interfaces all point at the gateway's endpoint, as 0.3 fields
 //!   (`protocolVersion` "0.3.0", `url`, `preferredTransport` "JSONRPC",
-//!   `additionalInterfaces`) and as the 1.0 `supportedInterfaces` (JSONRPC,
-//!   1.0 then 0.3). `capabilities.streaming`, `pushNotifications` and
+//!   `additionalInterfaces`) and as the 1.0 `supportedInterfaces` (JSONRPC
+//!   1.0, JSONRPC 0.3, HTTP+JSON 1.0). `capabilities.streaming`, `pushNotifications` and
 //!   `stateTransitionHistory` are true iff some upstream says so;
 //!   `capabilities.extensions` is the union by `uri` (first upstream by name
 //!   wins; omitted when empty). `capabilities.extendedAgentCard` (1.0) and
@@ -387,7 +387,8 @@ mod tests {
             "additionalInterfaces": [{"url": GW, "transport": "JSONRPC"}],
             "supportedInterfaces": [
                 {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-                {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+                {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+                {"url": GW, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
             ],
             "supportsAuthenticatedExtendedCard": true,
             "capabilities": {"streaming": true, "pushNotifications": true,

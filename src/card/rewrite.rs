@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 /// GRPC) are left out rather than advertised at an address that won't serve
 /// them.
 const JSONRPC: &str = "JSONRPC";
+const HTTP_JSON: &str = "HTTP+JSON";
 
 /// Rewrites `card` in place for clients of the gateway at `endpoint`.
 /// Handles 0.2/0.3 fields (`url`, `preferredTransport`,
@@ -36,9 +37,10 @@ pub fn rewrite(card: &mut Value, endpoint: &str) {
     card.remove("signatures");
 }
 
-/// The 0.3 and the 1.0 interface fields, both JSON-RPC at `endpoint`:
-/// what the gateway serves for every agent (`crate::bridge`). A 1.0
-/// interface keeps the tenant its agent gave it, for clients to echo.
+/// The 0.3 and the 1.0 interface fields at `endpoint`: what the gateway
+/// serves for every agent (`crate::bridge`): JSON-RPC 1.0 and 0.3, and
+/// HTTP+JSON 1.0 (`crate::a2a::rest`). A 1.0 interface keeps the tenant
+/// its agent gave it, for clients to echo.
 pub fn offer_every_version(card: &mut Map<String, Value>, endpoint: &str, tenant: Option<Value>) {
     card.insert("protocolVersion".into(), "0.3.0".into());
     card.insert("url".into(), endpoint.into());
@@ -51,7 +53,10 @@ pub fn offer_every_version(card: &mut Map<String, Value>, endpoint: &str, tenant
         current["tenant"] = tenant;
     }
     let old = json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "0.3"});
-    card.insert("supportedInterfaces".into(), json!([current, old]));
+    // HTTP+JSON 1.0 last: clients that speak both keep JSON-RPC. It has no
+    // tenant: the gateway serves no `/{tenant}/` routes yet.
+    let rest = json!({"url": endpoint, "protocolBinding": HTTP_JSON, "protocolVersion": "1.0"});
+    card.insert("supportedInterfaces".into(), json!([current, old, rest]));
 }
 
 /// Withdraws the card's offer of an extended card (0.3 and 1.0 flags, where
@@ -135,7 +140,8 @@ mod tests {
             card["supportedInterfaces"],
             json!([
                 {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t1"},
-                {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+                {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+                {"url": "http://gw/", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
             ])
         );
         assert_eq!(
