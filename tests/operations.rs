@@ -1039,7 +1039,7 @@ async fn the_text_access_line_follows_the_format_and_the_level() {
         assert!(humantime::parse_rfc3339(time).is_ok(), "{line}");
         let expected =
             "  INFO a2a_gateway::telemetry::access: access request_id=\"text \\\"quoted\\\" id\" \
-             client=127.0.0.1 caller=\"-\" method=\"message/send\" skill=\"none\" \
+             client=127.0.0.1 caller=\"-\" method=\"message/send\" binding=\"jsonrpc\" skill=\"none\" \
              upstream=\"echo\" rule=\"default\" version=\"0.3\" agent_version=\"0.3\" \
              status=200 duration_ms=";
         assert!(rest.starts_with(expected), "{line}");

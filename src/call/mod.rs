@@ -111,6 +111,9 @@ async fn handle_call(
         Some(_) => Front::Rest,
         None => Front::JsonRpc,
     };
+    if front == Front::Rest {
+        record.binding = "http+json";
+    }
     let (parts, body) = request.into_parts();
     // Credentials first: a caller who may not use the gateway learns
     // nothing about what it would have made of the request.

@@ -74,6 +74,8 @@ pub struct Record {
     /// The client's A2A version and the agent's, once the call is routed
     /// (the same unless the bridge translated).
     pub versions: Option<(Version, Version)>,
+    /// How the client called: `jsonrpc` or `http+json`.
+    pub binding: &'static str,
     started: Instant,
     metrics: Arc<Metrics>,
 }
@@ -99,6 +101,7 @@ impl Record {
             request_bytes: 0,
             response_bytes: 0,
             versions: None,
+            binding: "jsonrpc",
             started: Instant::now(),
             metrics,
         }
@@ -153,6 +156,7 @@ impl Record {
             client: self.client,
             caller: self.caller.as_deref().unwrap_or("-"),
             method: self.called.method(),
+            binding: self.binding,
             skill,
             upstream,
             rule: self.rule,

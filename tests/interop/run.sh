@@ -18,7 +18,7 @@ SDK1=1.3.0; SDK03=0.3.26
 PY="${PYTHON:-python3}"
 EXPECT="${INTEROP_EXPECT:-}"
 BUDGET="${INTEROP_BUDGET:-600}"
-read -ra CLIENTS <<<"${INTEROP_CLIENTS:-sdk1 sdk03 raw01 js js10}"
+read -ra CLIENTS <<<"${INTEROP_CLIENTS:-sdk1 sdk03 raw01 js js10 sdk1rest jsrest}"
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -113,6 +113,8 @@ client_cmd() { case $1 in
   raw01) echo "$V1 $HERE/clients/client_raw01.py";;
   js) echo "node $HERE/clients/client_js.mjs";;
   js10) echo "node $HERE/clients/client_js.mjs --no-compat";;
+  sdk1rest) echo "$V1 $HERE/clients/client_v1.py --rest --trace";;
+  jsrest) echo "node $HERE/clients/client_js.mjs --rest --trace";;
   *) return 1;; esac; }
 for c in "${CLIENTS[@]}"; do client_cmd "$c" >/dev/null || die "unknown client $c"; done
 
@@ -120,6 +122,9 @@ RESULTS="$OUT/results.jsonl"; : >"$RESULTS"
 deadline=$((SECONDS + BUDGET))
 for mode in direct gateway fleet; do
   for c in "${CLIENTS[@]}"; do
+    # The REST clients need an HTTP+JSON interface; the agents serve only
+    # JSON-RPC, so only the gateway (which translates) can answer them.
+    case $mode/$c in direct/*rest) continue;; esac
     for a in "${AGENTS[@]}"; do
       extra=()
       case $mode in

@@ -25,6 +25,8 @@ pub struct Fields<'a> {
     pub client: Option<IpAddr>,
     pub caller: &'a str,
     pub method: &'a str,
+    /// How the client called: `jsonrpc` or `http+json`.
+    pub binding: &'a str,
     pub skill: &'a str,
     pub upstream: &'a str,
     pub rule: &'a str,
@@ -63,6 +65,7 @@ impl Fields<'_> {
             client = %OrDash(self.client),
             caller = self.caller,
             method = self.method,
+            binding = self.binding,
             skill = self.skill,
             upstream = self.upstream,
             rule = self.rule,
@@ -101,6 +104,7 @@ impl Fields<'_> {
         for (name, text) in [
             ("caller", self.caller),
             ("method", self.method),
+            ("binding", self.binding),
             ("skill", self.skill),
             ("upstream", self.upstream),
             ("rule", self.rule),
@@ -346,6 +350,7 @@ mod tests {
             client: Some("127.0.0.1".parse().unwrap()),
             caller: "-",
             method: "message/send",
+            binding: "jsonrpc",
             skill: "none",
             upstream: "echo",
             rule: "default",

@@ -1,11 +1,15 @@
 // Interop client on the official JavaScript SDK (@a2a-js/sdk, pinned in
-// ../package.json):  node client_js.mjs BASE_URL [--skill ID] [--no-compat]
+// ../package.json):
+//   node client_js.mjs BASE_URL [--skill ID] [--no-compat] [--rest] [--trace]
 //
 // The SDK's ClientFactory reads BASE_URL/.well-known/agent-card.json and picks
 // the transport and protocol version from the card. By default the SDK's
 // opt-in v0.3 compatibility layer is on (card resolver and JSON-RPC/REST
 // transport factories), so a 0.3 card or a 0.3 interface gets its legacy
 // transport; --no-compat uses the factory's defaults (A2A 1.0 only).
+// --rest gives the factory only the REST (HTTP+JSON) transport factory, so
+// the card must offer an HTTP+JSON interface. --trace logs every request the
+// REST transport makes, and the answer chunk by chunk, to stderr.
 // Same five operations and output line as clients/common.py: one JSON line
 // {"card_url":..., "ops": {op: "ok" | "FAIL: ..."}} (plus "transport").
 import { randomUUID } from 'node:crypto';
@@ -20,14 +24,18 @@ const OP_TIMEOUT_MS = 15000;
 const MAX_STREAM_EVENTS = 200;
 
 function parseArgs(argv) {
-  const a = { base: '', skill: '', compat: true };
+  const a = { base: '', skill: '', compat: true, rest: false, trace: false };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--skill') a.skill = argv[++i] ?? '';
     else if (argv[i] === '--no-compat') a.compat = false;
+    else if (argv[i] === '--rest') a.rest = true;
+    else if (argv[i] === '--trace') a.trace = true;
     else if (!a.base) a.base = argv[i];
     else throw new Error(`unexpected argument ${argv[i]}`);
   }
-  if (!a.base) throw new Error('usage: client_js.mjs BASE_URL [--skill ID] [--no-compat]');
+  if (!a.base) {
+    throw new Error('usage: client_js.mjs BASE_URL [--skill ID] [--no-compat] [--rest] [--trace]');
+  }
   return a;
 }
 
@@ -179,6 +187,33 @@ async function runOps(c, skill) {
   return ops;
 }
 
+// fetch that logs like common.TraceTransport: "> N METHOD PATH BODY",
+// "< N STATUS TYPE", then "<< N CHUNK" per chunk of the answer (read from a
+// clone, so the transport's own reading is untouched).
+const TRACE_BODY = 2000;
+let traceN = 0;
+function traceLog(line) { process.stderr.write(line.trimEnd() + '\n'); }
+async function tracingFetch(input, init = {}) {
+  const n = ++traceN;
+  const u = new URL(String(input));
+  const body = typeof init.body === 'string' ? init.body : (init.body ? '(non-string body)' : '');
+  traceLog(`> ${n} ${init.method ?? 'GET'} ${u.pathname}${u.search} ${body.slice(0, TRACE_BODY)}`);
+  const r = await fetch(input, init);
+  traceLog(`< ${n} ${r.status} ${r.headers.get('content-type') ?? ''}`);
+  if (r.body) {
+    const reader = r.clone().body.getReader();
+    const dec = new TextDecoder();
+    (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        traceLog(`<< ${n} ${dec.decode(value, { stream: true }).slice(0, TRACE_BODY)}`);
+      }
+    })().catch(() => {});
+  }
+  return r;
+}
+
 function report(cardUrl, ops, transport) {
   process.stdout.write(JSON.stringify({ card_url: cardUrl, ops, transport }) + '\n');
 }
@@ -186,7 +221,15 @@ function report(cardUrl, ops, transport) {
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   let options = ClientFactoryOptions.default;
-  if (a.compat) {
+  const fetchImpl = a.trace ? tracingFetch : undefined;
+  if (a.rest) {
+    // Not createFrom(default, ...): that would merge JSON-RPC back in.
+    const legacyCompat = { enabled: a.compat };
+    options = {
+      transports: [new RestTransportFactory({ legacyCompat, fetchImpl })],
+      cardResolver: new DefaultAgentCardResolver({ legacyCompat }),
+    };
+  } else if (a.compat) {
     const legacyCompat = { enabled: true };
     options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       transports: [new JsonRpcTransportFactory({ legacyCompat }),
@@ -209,7 +252,7 @@ async function main() {
   const tr = client.transport;
   const url = tr.endpoint ?? tr.base?.endpoint ?? '';
   const transport = `${tr.protocolName} ${tr.protocolVersion}`;
-  console.error(`client_js: ${a.base} -> ${transport} at ${url} (compat ${a.compat})`);
+  console.error(`client_js: ${a.base} -> ${transport} at ${url} (compat ${a.compat}, rest ${a.rest})`);
   report(url, await runOps(new JsClient(client, a.skill), a.skill), transport);
 }
 

@@ -1,4 +1,10 @@
-"""Interop client on a2a-sdk 1.x: python client_v1.py BASE_URL [--skill ID]"""
+"""Interop client on a2a-sdk 1.x:
+python client_v1.py BASE_URL [--skill ID] [--rest] [--trace]
+
+Default: the SDK's defaults (JSON-RPC only). --rest: HTTP+JSON only
+(ClientConfig.supported_protocol_bindings=['HTTP+JSON']), so the card must
+offer an HTTP+JSON interface. --trace: log every HTTP exchange to stderr
+(common.TraceTransport)."""
 import asyncio
 import uuid
 
@@ -9,8 +15,11 @@ from a2a.types import (
     CancelTaskRequest, GetTaskRequest, Message, Part, Role, SendMessageRequest,
 )
 
-from common import norm_state, parse_args, report, run_ops, skill_metadata
+from common import (
+    TraceTransport, norm_state, parse_args, report, run_ops, skill_metadata,
+)
 from a2a.types import TaskState
+from a2a.utils.constants import TransportProtocol
 
 
 def st_name(v) -> str:
@@ -22,9 +31,13 @@ def texts(parts) -> str:
 
 
 class V1:
-    def __init__(self, http, card, skill=''):
+    def __init__(self, http, card, skill='', rest=False):
         self.meta = skill_metadata(skill)
-        f = lambda s: ClientFactory(ClientConfig(streaming=s, httpx_client=http))
+        # Empty supported_protocol_bindings means JSON-RPC only.
+        bindings = [TransportProtocol.HTTP_JSON] if rest else []
+        f = lambda s: ClientFactory(ClientConfig(
+            streaming=s, httpx_client=http,
+            supported_protocol_bindings=bindings))
         self.plain = f(False).create(card)
         self.streaming = f(True).create(card)
 
@@ -65,8 +78,9 @@ class V1:
         return st_name(t.status.state)
 
 
-async def main(base: str, skill: str) -> None:
-    async with httpx.AsyncClient(timeout=10) as http:
+async def main(base: str, skill: str, rest: bool, trace: bool) -> None:
+    tr = TraceTransport() if trace else None
+    async with httpx.AsyncClient(timeout=10, transport=tr) as http:
         try:
             card = await A2ACardResolver(http, base).get_agent_card()
         except Exception as e:  # noqa: BLE001
@@ -74,9 +88,18 @@ async def main(base: str, skill: str) -> None:
             report('', {op: err for op in
                         ['send', 'stream', 'get', 'cancel', 'multiturn']})
             return
-        url = card.supported_interfaces[0].url if card.supported_interfaces else ''
-        report(url, await run_ops(V1(http, card, skill), skill))
+        try:
+            c = V1(http, card, skill, rest)
+        except Exception as e:  # noqa: BLE001 - e.g. no HTTP+JSON interface
+            err = f'FAIL: client: {type(e).__name__}: {e}'.splitlines()[0][:300]
+            report('', {op: err for op in
+                        ['send', 'stream', 'get', 'cancel', 'multiturn']})
+            return
+        want = TransportProtocol.HTTP_JSON if rest else TransportProtocol.JSONRPC
+        url = next((i.url for i in card.supported_interfaces
+                    if i.protocol_binding == want), '')
+        report(url, await run_ops(c, skill))
 
 
 if __name__ == '__main__':
-    asyncio.run(main(*parse_args()))
+    asyncio.run(main(*parse_args('--rest', '--trace')))

@@ -16,18 +16,25 @@ carry "(by ID)", the signature of the agent that owns ID.
 import argparse
 import asyncio
 import json
+import sys
 import traceback
+
+import httpx
 
 OPS = ['send', 'stream', 'get', 'cancel', 'multiturn']
 OP_TIMEOUT = 15.0
 
 
-def parse_args() -> tuple[str, str]:
+def parse_args(*flags: str) -> tuple:
+    """(base, skill), then one bool per extra flag (e.g. '--rest') given."""
     ap = argparse.ArgumentParser()
     ap.add_argument('base')
     ap.add_argument('--skill', default='')
+    for f in flags:
+        ap.add_argument(f, action='store_true')
     a = ap.parse_args()
-    return a.base, a.skill
+    return (a.base, a.skill,
+            *(getattr(a, f.lstrip('-').replace('-', '_')) for f in flags))
 
 
 def skill_metadata(skill: str) -> dict | None:
@@ -106,6 +113,56 @@ async def run_ops(c, skill: str = '') -> dict:
             if op == 'send':
                 traceback.print_exc()
     return ops
+
+
+TRACE_BODY = 2000  # characters of each logged body or stream chunk
+
+
+class TraceTransport(httpx.AsyncBaseTransport):
+    """httpx transport that logs every exchange to stderr (the client's .err
+    file under out/): "> N METHOD PATH?QUERY BODY", then "< N STATUS TYPE"
+    and "<< N CHUNK" for each chunk of the answer as the client reads it
+    (so a stream is logged event by event, and nothing the client does
+    not read is logged). Bodies are cut at TRACE_BODY characters."""
+
+    def __init__(self):
+        self.inner = httpx.AsyncHTTPTransport()
+        self.n = 0
+
+    @staticmethod
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    async def handle_async_request(self, req: httpx.Request) -> httpx.Response:
+        self.n += 1
+        n = self.n
+        try:
+            body = req.content.decode('utf-8', 'replace')
+        except httpx.RequestNotRead:
+            body = '(streamed body)'
+        self.log(f'> {n} {req.method} {req.url.raw_path.decode()} '
+                 f'{body[:TRACE_BODY]}'.rstrip())
+        resp = await self.inner.handle_async_request(req)
+        self.log(f"< {n} {resp.status_code} {resp.headers.get('content-type', '')}")
+        resp.stream = _TeeStream(resp.stream, n, self.log)
+        return resp
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _TeeStream(httpx.AsyncByteStream):
+    def __init__(self, inner, n, log):
+        self.inner, self.n, self.log = inner, n, log
+
+    async def __aiter__(self):
+        async for chunk in self.inner:
+            text = chunk.decode('utf-8', 'replace')
+            self.log(f'<< {self.n} {text[:TRACE_BODY]}'.rstrip())
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def report(card_url: str, ops: dict) -> None:
