@@ -64,7 +64,13 @@ async fn message_send_and_get_task_are_the_json_rpc_calls_and_answer_in_rest() {
     )
     .await;
     assert_eq!(reply.status, 200, "{}", reply.text());
-    let call = last_call(&mock);
+    let seen = mock.requests().pop().unwrap();
+    assert_eq!(
+        seen.header("a2a-version"),
+        Some("1.0"),
+        "a 1.0 route is a 1.0 call"
+    );
+    let call = seen.json();
     assert_eq!(call["method"], "SendMessage");
     assert_eq!(call["params"], send_body("hi"));
     let v = reply.json();
@@ -80,6 +86,14 @@ async fn message_send_and_get_task_are_the_json_rpc_calls_and_answer_in_rest() {
         json!({"id": task, "historyLength": 2})
     );
     assert_eq!(reply.json()["id"], task.as_str());
+    let metrics = client::get(&format!("{}/metrics", gw.admin_url()), &[])
+        .await
+        .text();
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("a2a_gateway_requests_total{") && l.contains("family=\"get_task\""))
+        .unwrap_or_else(|| panic!("{metrics}"));
+    assert!(line.contains("binding=\"http+json\""), "{line}");
 }
 
 #[tokio::test]
@@ -224,9 +238,14 @@ async fn a_stream_that_breaks_ends_with_a_google_rpc_status_event() {
     let mock = MockAgent::start(Mode::ResetMidStream { events_before: 1 }).await;
     let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
     let url = format!("{}message:stream", gw.url());
-    let mut stream = client::post_stream(&url, send_body("s").to_string(), &[]).await;
-    let events = stream.collect_events(LIMIT).await;
-    assert_eq!(events.len(), 2, "{events:?}");
+    let stream = client::post_stream(&url, send_body("s").to_string(), &[]).await;
+    let raw = String::from_utf8(stream.read_body().await.to_vec()).unwrap();
+    let events = client::parse_sse(raw.as_bytes());
+    assert_eq!(events.len(), 2, "{raw}");
+    assert!(
+        raw.contains("\n\nevent: error\ndata: {"),
+        "the SDKs read `event: error` as the error: {raw}"
+    );
     let last: Value = serde_json::from_str(&events[1]).unwrap();
     assert_eq!(last["error"]["status"], "UNAVAILABLE", "{last}");
     assert_eq!(
@@ -234,4 +253,23 @@ async fn a_stream_that_breaks_ends_with_a_google_rpc_status_event() {
         "{last}"
     );
     assert_eq!(last["error"]["details"][0]["metadata"]["upstream"], "agent");
+}
+
+#[tokio::test]
+async fn an_agents_error_in_a_stream_is_an_error_event() {
+    let mock = MockAgent::start(Mode::Fixed {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        body: Bytes::from_static(
+            b"data: {\"jsonrpc\":\"2.0\",\"id\":\"rest\",\"error\":{\"code\":-32001,\"message\":\"no task\"}}\n\n",
+        ),
+    })
+    .await;
+    let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
+    let url = format!("{}tasks/t-1:subscribe", gw.url());
+    let stream = client::post_stream(&url, Bytes::new(), &[]).await;
+    let raw = String::from_utf8(stream.read_body().await.to_vec()).unwrap();
+    assert!(raw.starts_with("event: error\ndata: {\"error\":"), "{raw}");
+    let data: Value = serde_json::from_str(&client::parse_sse(raw.as_bytes())[0]).unwrap();
+    assert_eq!(data["error"]["status"], "NOT_FOUND", "{data}");
 }

@@ -24,7 +24,7 @@ impl EventTranslator {
     /// Whole events from the agent, as the client's version says them; on
     /// an event that cannot be translated, the events before it and why.
     pub fn chunk(&mut self, events: &[u8]) -> std::result::Result<Bytes, (Bytes, Untranslatable)> {
-        map_event_data(events, |data| self.event(data))
+        map_event_data(events, |data| self.event(data).map(|said| (None, said)))
     }
 
     fn event(&mut self, data: &[u8]) -> Result<Vec<u8>> {
@@ -37,20 +37,29 @@ impl EventTranslator {
     }
 }
 
+/// What an event's data is said as: an event name to add (`event: error`),
+/// and the new data.
+pub type Said = (Option<&'static str>, Vec<u8>);
+
 /// Whole SSE events with each event's `data` (multi-line data joined with
-/// `\n`) said anew by `say`, as one `data:` line; other lines (`event:`,
-/// `id:`, comments) pass as they are. On an event `say` refuses: the
-/// events before it, and why.
+/// `\n`) said anew by `say`, as one `data:` line (after an `event:` line
+/// when `say` names one); other lines (`event:`, `id:`, comments) pass as
+/// they are. On an event `say` refuses: the events before it, and why.
 pub fn map_event_data<E>(
     events: &[u8],
-    mut say: impl FnMut(&[u8]) -> std::result::Result<Vec<u8>, E>,
+    mut say: impl FnMut(&[u8]) -> std::result::Result<Said, E>,
 ) -> std::result::Result<Bytes, (Bytes, E)> {
     let mut out = BytesMut::with_capacity(events.len() + events.len() / 4);
     let mut data: Vec<u8> = Vec::new();
     let mut has_data = false;
     let mut event_start = 0;
     let mut emit = |data: &[u8], out: &mut BytesMut| -> std::result::Result<(), E> {
-        let said = say(data)?;
+        let (event, said) = say(data)?;
+        if let Some(event) = event {
+            out.put_slice(b"event: ");
+            out.put_slice(event.as_bytes());
+            out.put_u8(b'\n');
+        }
         out.put_slice(b"data: ");
         out.put_slice(&said);
         out.put_u8(b'\n');

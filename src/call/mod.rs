@@ -114,7 +114,7 @@ async fn handle_call(
     if front == Front::Rest {
         record.binding = "http+json";
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     // Credentials first: a caller who may not use the gateway learns
     // nothing about what it would have made of the request.
     let identity = match state.authenticate(&parts, conn).await {
@@ -130,7 +130,7 @@ async fn handle_call(
     record.caller = identity.as_ref().map(|i| i.subject.clone());
     let bytes = match placed {
         None => read_rpc_body(state, &parts, body).await,
-        Some(placed) => rest::request(state, &parts, body, placed).await,
+        Some(placed) => rest::request(state, &mut parts, body, placed).await,
     };
     let bytes = match bytes {
         Ok(bytes) => bytes,

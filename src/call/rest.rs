@@ -15,6 +15,7 @@ use super::intake::{check_content_type, read_body};
 use crate::a2a::rest::{with_body, Placed, Refused};
 use crate::a2a::Version;
 use crate::bridge::events::map_event_data;
+use crate::bridge::headers::VERSION as A2A_VERSION;
 use crate::call::sse::Rewrite;
 use crate::http::body::{self, Body, ReadError};
 use crate::http::error::{status_body, table::for_code, GatewayError};
@@ -28,10 +29,13 @@ const MAX_ANSWER: usize = 16 * 1024 * 1024;
 /// params. A route without a body must come without one.
 pub(super) async fn request(
     state: &AppState,
-    parts: &Parts,
+    parts: &mut Parts,
     body: Incoming,
     mut placed: Placed,
 ) -> Result<Bytes, GatewayError> {
+    // The 1.0 routes are 1.0 calls, whether or not the client says so: an
+    // agent reads a call without `A2A-Version` as 0.3.
+    (parts.headers.entry(A2A_VERSION)).or_insert(HeaderValue::from_static("1.0"));
     let bytes = read_body(&state.config.limits, &parts.headers, body).await?;
     if !bytes.is_empty() {
         if !placed.takes_body {
@@ -133,8 +137,13 @@ pub(super) fn events(before: Option<(Rewrite, Version)>) -> (Rewrite, Version) {
             Some(rewrite) => rewrite(events)?,
             None => Bytes::copy_from_slice(events),
         };
+        // An error is `event: error` with its google.rpc.Status: what the
+        // SDKs' REST clients read as one.
         map_event_data(&events, |data| match said(data) {
-            Some((_, said)) => Ok(said.to_string().into_bytes()),
+            Some((status, said)) => {
+                let event = (!status.is_success()).then_some("error");
+                Ok((event, said.to_string().into_bytes()))
+            }
             None => Err("an event is not a JSON-RPC response".to_string()),
         })
         .map_err(|(done, why)| (done, why.to_string()))

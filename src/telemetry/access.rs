@@ -189,7 +189,7 @@ impl Record {
         ) {
             // Most calls: a kept handle, not a lookup of six labels.
             (Some(meters), Called::Known(method), None, 200, None) => {
-                meters.answered(method).inc();
+                meters.answered(method, self.binding).inc();
             }
             _ => {
                 // Static text for every status hyper knows: no allocation.
@@ -203,6 +203,7 @@ impl Record {
                         upstream,
                         status,
                         metrics::error_class(self.code),
+                        self.binding,
                     ])
                     .inc()
             }
@@ -313,7 +314,7 @@ mod tests {
         let bytes = body.collect().await.unwrap().to_bytes();
         assert_eq!(bytes.len(), 5);
         let text = metrics.render();
-        assert!(text.contains(r#"a2a_gateway_requests_total{error="none",family="send",skill="none",status="200",upstream="none",version="0.3"} 1"#), "{text}");
+        assert!(text.contains(r#"a2a_gateway_requests_total{binding="jsonrpc",error="none",family="send",skill="none",status="200",upstream="none",version="0.3"} 1"#), "{text}");
         assert!(
             text.contains(r#"a2a_gateway_response_bytes_total{upstream="none"} 5"#),
             "{text}"

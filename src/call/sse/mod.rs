@@ -247,7 +247,10 @@ impl<B> Relay<'_, B> {
                 Bytes::from(status.to_string())
             }
         };
-        let mut event = BytesMut::with_capacity(body.len() + 8);
+        let mut event = BytesMut::with_capacity(body.len() + 24);
+        if settings.rest {
+            event.extend_from_slice(b"event: error\n");
+        }
         event.extend_from_slice(b"data: ");
         event.extend_from_slice(&body);
         event.extend_from_slice(b"\n\n");

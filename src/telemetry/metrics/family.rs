@@ -11,8 +11,8 @@ pub(super) struct Family {
 
 pub(super) const REQUESTS: Family = Family {
     name: "requests_total",
-    help: "Requests by protocol version, method family, skill, upstream, HTTP status and JSON-RPC error class.",
-    labels: &["version", "family", "skill", "upstream", "status", "error"],
+    help: "Requests by protocol version, method family, skill, upstream, HTTP status, JSON-RPC error class and the client's binding (jsonrpc, http+json).",
+    labels: &["version", "family", "skill", "upstream", "status", "error", "binding"],
 };
 
 pub(super) const TRANSLATED: Family = Family {

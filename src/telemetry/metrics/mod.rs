@@ -400,7 +400,7 @@ mod tests {
     fn registers_every_family_and_renders() {
         let m = Metrics::new();
         m.requests
-            .with_label_values(&["0.3", "send", "none", "a", "200", "none"])
+            .with_label_values(&["0.3", "send", "none", "a", "200", "none", "jsonrpc"])
             .inc();
         let text = m.render();
         assert!(text.contains("a2a_gateway_requests_total{"));

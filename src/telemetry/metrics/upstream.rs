@@ -19,9 +19,13 @@ pub struct UpstreamMeters {
     upstream_duration: OnceLock<Histogram>,
     request_duration: [OnceLock<Histogram>; Family::COUNT],
     /// `requests_total` for the calls most are: answered 200, no gateway
-    /// error, no skill routed (a sidecar's, or a fleet's default route).
-    answered: [[OnceLock<IntCounter>; Family::COUNT]; Version::COUNT],
+    /// error, no skill routed (a sidecar's, or a fleet's default route);
+    /// by binding (`BINDINGS`), version and family.
+    answered: [[[OnceLock<IntCounter>; Family::COUNT]; Version::COUNT]; BINDINGS.len()],
 }
+
+/// The `binding` label's values: how clients call.
+pub const BINDINGS: [&str; 2] = ["jsonrpc", "http+json"];
 
 impl UpstreamMeters {
     pub fn new(name: Arc<str>, metrics: Arc<Metrics>) -> Self {
@@ -32,7 +36,9 @@ impl UpstreamMeters {
             response_bytes: OnceLock::new(),
             upstream_duration: OnceLock::new(),
             request_duration: std::array::from_fn(|_| OnceLock::new()),
-            answered: std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new())),
+            answered: std::array::from_fn(|_| {
+                std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new()))
+            }),
         }
     }
 
@@ -63,9 +69,11 @@ impl UpstreamMeters {
     }
 
     /// `requests_total{version, family, skill="none", upstream,
-    /// status="200", error="none"}`.
-    pub fn answered(&self, method: &Method) -> &IntCounter {
-        self.answered[method.version.index()][method.family.index()].get_or_init(|| {
+    /// status="200", error="none", binding}`; `binding` is one of
+    /// [`BINDINGS`].
+    pub fn answered(&self, method: &Method, binding: &'static str) -> &IntCounter {
+        let b = BINDINGS.iter().position(|&b| b == binding).unwrap_or(0);
+        self.answered[b][method.version.index()][method.family.index()].get_or_init(|| {
             self.metrics.requests.with_label_values(&[
                 method.version.label(),
                 method.family.label(),
@@ -73,6 +81,7 @@ impl UpstreamMeters {
                 &self.name,
                 "200",
                 "none",
+                BINDINGS[b],
             ])
         })
     }
@@ -124,15 +133,21 @@ mod tests {
         let meters = UpstreamMeters::new("a".into(), metrics.clone());
         let send = crate::a2a::methods::lookup("message/send").unwrap();
         let get = crate::a2a::methods::lookup("GetTask").unwrap();
-        meters.answered(send).inc();
-        meters.answered(send).inc();
-        meters.answered(get).inc();
-        let count = |version: &str, family: &str| {
+        meters.answered(send, "jsonrpc").inc();
+        meters.answered(send, "jsonrpc").inc();
+        meters.answered(get, "http+json").inc();
+        let count = |version: &str, family: &str, binding: &str| {
             metrics
                 .requests
-                .with_label_values(&[version, family, "none", "a", "200", "none"])
+                .with_label_values(&[version, family, "none", "a", "200", "none", binding])
                 .get()
         };
-        assert_eq!((count("0.3", "send"), count("1.0", "get_task")), (2, 1));
+        assert_eq!(
+            (
+                count("0.3", "send", "jsonrpc"),
+                count("1.0", "get_task", "http+json")
+            ),
+            (2, 1)
+        );
     }
 }

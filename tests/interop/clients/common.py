@@ -8,7 +8,8 @@ Each client module provides an object with async methods
 States are lower-case words: completed, input-required, canceled, ...
 The result is one JSON line on stdout: {"card_url":..., "ops": {op: "ok" | "FAIL: ..."}}.
 
-Command line of every client: BASE_URL [--skill ID]. With --skill, every
+Command line of every client: BASE_URL [--skill ID] (client_v1.py also takes
+--rest and --trace, see there; TraceTransport below). With --skill, every
 message the client sends carries metadata {"skillId": ID} (how the gateway's
 fleet endpoint is told which agent to route to), and every agent answer must
 carry "(by ID)", the signature of the agent that owns ID.
