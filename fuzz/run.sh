@@ -16,7 +16,7 @@ cd "$(dirname "$0")"
 
 SECONDS_EACH="${FUZZ_SECONDS:-30}"
 TIMEOUT_EACH="${FUZZ_TIMEOUT:-10}"
-TARGETS="${FUZZ_TARGETS:-jsonrpc_front_door card_aggregation sse_scanning agent_answer config_parsing version_bridge}"
+TARGETS="${FUZZ_TARGETS:-jsonrpc_front_door card_aggregation sse_scanning agent_answer config_parsing version_bridge rest_routes}"
 CORES=$(nproc 2>/dev/null || echo 1)
 PARALLEL="${FUZZ_PARALLEL:-$(( CORES < 4 ? CORES : 4 ))}"
 # No sanitizer: the gateway has no unsafe code, and ASan would double the
