@@ -194,6 +194,17 @@ impl GatewayError {
         let status = self.status();
         let code = self.code();
         let body = jsonrpc::error_body(id, self.code(), &self.to_string(), self.data().as_ref());
+        self.answer(status, code, body)
+    }
+
+    /// An answer to this error with `body`, in any binding: its status, the
+    /// code the access record reads, JSON, and the error's headers.
+    fn answer(
+        &self,
+        status: StatusCode,
+        code: i32,
+        body: impl Into<bytes::Bytes>,
+    ) -> Response<Body> {
         let mut response = Response::new(body::full(body));
         *response.status_mut() = status;
         response.extensions_mut().insert(ErrorCode(code));

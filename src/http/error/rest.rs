@@ -3,11 +3,11 @@
 //! (spec §5.4): `{"error": {"code", "status", "message", "details":
 //! [{"@type", "reason", "domain", "metadata"}]}}`.
 
-use http::{header, HeaderValue, Response};
+use http::Response;
 use serde_json::{json, Map, Value};
 
-use super::{ErrorCode, GatewayError};
-use crate::http::body::{self, Body};
+use super::GatewayError;
+use crate::http::body::Body;
 
 const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
 const DOMAIN: &str = "a2a-protocol.org";
@@ -58,22 +58,14 @@ impl GatewayError {
     /// The HTTP+JSON answer to this error.
     pub fn into_rest_response(self) -> Response<Body> {
         let mapped = self.mapped();
-        let mut response = Response::new(body::full(self.rest_body().to_string()));
-        *response.status_mut() = mapped.http;
-        response.extensions_mut().insert(ErrorCode(mapped.rpc_code));
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        self.add_headers(headers);
-        response
+        self.answer(mapped.http, mapped.rpc_code, self.rest_body().to_string())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::header;
 
     #[test]
     fn a_task_not_found_is_a_google_rpc_status() {
