@@ -134,14 +134,17 @@ fn default_card_served_at(mock: &MockAgent, endpoint: &str) -> Value {
 }
 
 /// A card with its interfaces replaced by what the gateway serves for
-/// every agent: JSON-RPC 1.0 and 0.3 and HTTP+JSON 1.0 at `endpoint`, in
+/// every agent: JSON-RPC and HTTP+JSON, 1.0 and 0.3, at `endpoint`, in
 /// the 1.0 and the 0.3 fields (the version bridge serves them all whatever
 /// the agent speaks).
 fn served_at(mut card: Value, endpoint: &str) -> Value {
     card["protocolVersion"] = json!("0.3.0");
     card["url"] = json!(endpoint);
     card["preferredTransport"] = json!("JSONRPC");
-    card["additionalInterfaces"] = json!([{"url": endpoint, "transport": "JSONRPC"}]);
+    card["additionalInterfaces"] = json!([
+        {"url": endpoint, "transport": "JSONRPC"},
+        {"url": endpoint, "transport": "HTTP+JSON"}
+    ]);
     card["supportedInterfaces"] = json!([
         {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
@@ -157,7 +160,10 @@ fn assert_points_at(card: &Value, endpoint: &str) {
     assert_eq!(card["protocolVersion"], "0.3.0", "{card}");
     assert_eq!(
         card["additionalInterfaces"],
-        json!([{"url": endpoint, "transport": "JSONRPC"}]),
+        json!([
+            {"url": endpoint, "transport": "JSONRPC"},
+            {"url": endpoint, "transport": "HTTP+JSON"}
+        ]),
         "{card}"
     );
     assert_eq!(
@@ -714,7 +720,10 @@ fn weather_published(agent: &Value, endpoint: &str) -> Value {
         "protocolVersion": "0.3.0",
         "url": endpoint,
         "preferredTransport": "JSONRPC",
-        "additionalInterfaces": [{"url": endpoint, "transport": "JSONRPC"}],
+        "additionalInterfaces": [
+            {"url": endpoint, "transport": "JSONRPC"},
+            {"url": endpoint, "transport": "HTTP+JSON"}
+        ],
         "supportedInterfaces": [
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
@@ -1122,7 +1131,10 @@ async fn extended_card_uses_the_agents_own_extended_card() {
     assert_eq!(card["url"], agent_url(&gw, UPSTREAM));
     assert_eq!(
         card["additionalInterfaces"],
-        json!([{"url": agent_url(&gw, UPSTREAM), "transport": "JSONRPC"}])
+        json!([
+            {"url": agent_url(&gw, UPSTREAM), "transport": "JSONRPC"},
+            {"url": agent_url(&gw, UPSTREAM), "transport": "HTTP+JSON"}
+        ])
     );
     let card = get_card(&gw, "/agents/agent/extendedAgentCard", &auth).await;
     assert_eq!(card["url"], agent_url(&gw, UPSTREAM));

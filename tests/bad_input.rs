@@ -908,7 +908,7 @@ async fn wrong_http_method_or_path_gets_a_json_rpc_error() {
     let fx = fixture("").await;
     let base = format!("http://{}", fx.gw.addr());
     let json_type = [("content-type", "application/json")];
-    let cases: [(Method, &str, u16, Option<&str>, &str); 6] = [
+    let cases: [(Method, &str, u16, Option<&str>, &str); 4] = [
         (Method::GET, "/", 405, Some("POST"), "not allowed"),
         (Method::PUT, "/", 405, Some("POST"), "not allowed"),
         (Method::DELETE, "/", 405, Some("POST"), "not allowed"),
@@ -919,8 +919,6 @@ async fn wrong_http_method_or_path_gets_a_json_rpc_error() {
             Some("GET, HEAD"),
             "not allowed",
         ),
-        (Method::GET, "/nope", 404, None, "no route"),
-        (Method::POST, "/nope", 404, None, "no route"),
     ];
     let mut failures = Vec::new();
     for (method, path, status, allow, message) in cases {
@@ -948,6 +946,22 @@ async fn wrong_http_method_or_path_gets_a_json_rpc_error() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // A path that is no route is no JSON-RPC call either (those go to
+    // one URL): the HTTP+JSON binding's google.rpc.Status answers it.
+    for (method, path) in [(Method::GET, "/nope"), (Method::POST, "/v1/nope")] {
+        let body = Bytes::from(valid_send("1"));
+        let url = format!("{base}{path}");
+        let reply = client::request(method, &url, body, &json_type, Proto::Http1).await;
+        assert_eq!(reply.status, 404, "{path}: {}", reply.text());
+        let v = reply.json();
+        assert_eq!(
+            (&v["error"]["code"], &v["error"]["status"]),
+            (&json!(404), &json!("NOT_FOUND")),
+            "{v}"
+        );
+        let message = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("no route"), "{v}");
+    }
     assert_eq!(fx.mock.request_count(), 0);
     assert_still_serves(&fx).await;
 }

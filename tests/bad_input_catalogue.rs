@@ -72,6 +72,8 @@ enum Code {
     /// A relayed success.
     Ok,
     Rpc(i64),
+    /// An HTTP+JSON error: a `google.rpc.Status` with this status name.
+    Rest(String),
 }
 
 fn parse_doc(doc: &str) -> Vec<Section> {
@@ -175,6 +177,7 @@ fn parse_row(line: usize, cells: &[String]) -> Case {
     let code = match cells[3].as_str() {
         "-" => Code::None,
         "ok" => Code::Ok,
+        s if s.chars().all(|c| c.is_ascii_uppercase() || c == '_') => Code::Rest(s.into()),
         s => Code::Rpc(s.parse().unwrap_or_else(|_| panic!("{}", at("bad code")))),
     };
     let headers = code_span(&cells[6])
@@ -494,6 +497,19 @@ fn check(case: &Case, outcome: &Outcome) -> Vec<String> {
         }
     };
     let raw = |name: &str| members.get(name).map(|v| v.get());
+    if let Code::Rest(status) = &case.code {
+        let error: Value = raw("error")
+            .and_then(|e| serde_json::from_str(e).ok())
+            .unwrap_or(Value::Null);
+        if error["status"] != status.as_str() || error["code"] != reply.status.as_u16() {
+            problems.push(format!("not a google.rpc.Status {status}: {text}"));
+        }
+        let message = error["message"].as_str().unwrap_or_default();
+        if let Some(want) = (case.message.as_ref()).filter(|w| !message.contains(w.as_str())) {
+            problems.push(format!("message {message:?} lacks {want:?}"));
+        }
+        return problems;
+    }
     if raw("jsonrpc") != Some("\"2.0\"") {
         problems.push(format!("jsonrpc is not \"2.0\": {text}"));
     }
@@ -525,7 +541,7 @@ fn check(case: &Case, outcome: &Outcome) -> Vec<String> {
                 }
             }
         }
-        Code::None => unreachable!(),
+        Code::None | Code::Rest(_) => unreachable!(),
     }
     problems
 }

@@ -141,8 +141,8 @@ fn check_aggregate(result: &Aggregate, inputs: &[UpstreamCard<'_>]) {
     }
 }
 
-/// Every interface in a rewritten card is one the gateway serves (JSON-RPC,
-/// or HTTP+JSON in `supportedInterfaces`) at the gateway.
+/// Every interface in a rewritten card is one the gateway serves (JSON-RPC
+/// or HTTP+JSON) at the gateway.
 fn check_rewritten(card: &Value, endpoint: &str) {
     let Some(obj) = card.as_object() else {
         return;
@@ -160,7 +160,7 @@ fn check_rewritten(card: &Value, endpoint: &str) {
         };
         for item in list {
             let b = item[binding].as_str().unwrap_or_default();
-            let served = b == "JSONRPC" || (key == "supportedInterfaces" && b == "HTTP+JSON");
+            let served = b == "JSONRPC" || b == "HTTP+JSON";
             assert!(served, "{key} kept {b:?}");
             assert_eq!(item["url"], endpoint, "{key} not retargeted");
         }

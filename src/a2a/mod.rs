@@ -7,6 +7,7 @@ pub mod jsonrpc;
 pub mod methods;
 pub mod model;
 pub mod rest;
+pub mod rest_call;
 pub mod seen;
 pub mod utf8;
 pub mod validate;

@@ -16,6 +16,12 @@ pub struct Placed {
     pub params: Value,
     /// Whether the operation takes a body (POST routes).
     pub takes_body: bool,
+    /// The route's path as the client wrote it (under any prefix), for a
+    /// call that passes through to an agent's HTTP+JSON interface as is.
+    pub path: String,
+    /// A 0.3 route (`/v1/...`): its body and answers are 0.3's ProtoJSON
+    /// (`crate::bridge::v03_rest`).
+    pub v03: bool,
 }
 
 /// Why a method and path are not an operation, or its parts are not right.
@@ -155,7 +161,15 @@ fn to_camel(name: &str) -> String {
 /// join them in [`with_body`]).
 pub fn place(method: &Method, path: &str, query: Option<&str>) -> Result<Placed, Refused> {
     use Family::*;
-    let (family, ids) = family_of(method, path)?;
+    // 0.3's routes are 1.0's under `/v1`, less ListTasks (0.3 had none).
+    let (route, v03) = match path.strip_prefix("/v1/") {
+        Some(route) => (route, true),
+        None => (path, false),
+    };
+    let (family, ids) = family_of(method, route)?;
+    if v03 && family == ListTasks {
+        return Err(Refused::NotFound);
+    }
     let mut params = query_params(family, query)?;
     let id = |i: usize| Value::String(ids[i].clone());
     match family {
@@ -180,6 +194,8 @@ pub fn place(method: &Method, path: &str, query: Option<&str>) -> Result<Placed,
         params: Value::Object(params),
         takes_body: matches!(family, Send | Stream | CancelTask | PushSet)
             || (family == Resubscribe && method == Method::POST),
+        path: path.to_string(),
+        v03,
     })
 }
 
@@ -301,6 +317,21 @@ mod tests {
         assert!(why("historyLength=ten").contains("whole number"));
         assert!(why("color=red").contains("not one of"));
         assert!(why("historyLength=1&history_length=2").contains("twice"));
+    }
+
+    #[test]
+    fn the_0_3_routes_are_1_0_s_under_v1() {
+        let p = place(&Method::GET, "/v1/tasks/t-1", Some("historyLength=2")).unwrap();
+        assert_eq!((p.method.name, p.v03), ("GetTask", true));
+        assert_eq!(p.params, json!({"id": "t-1", "historyLength": 2}));
+        let p = place(&Method::POST, "/v1/message:stream", None).unwrap();
+        assert_eq!((p.method.name, p.v03), ("SendStreamingMessage", true));
+        assert!(!place(&Method::POST, "/message:send", None).unwrap().v03);
+        assert_eq!(
+            place(&Method::GET, "/v1/tasks", None).unwrap_err(),
+            Refused::NotFound,
+            "0.3 had no ListTasks"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! and nothing a client sent is dropped unseen.
 
 pub mod answer;
+pub mod door;
 pub mod errors;
 pub mod events;
 mod fields;
@@ -21,6 +22,7 @@ pub mod request;
 mod v01;
 mod v01_agent;
 mod v03;
+pub mod v03_rest;
 mod v10;
 
 pub use plan::{plan, Plan};

@@ -10,38 +10,33 @@ use http::{header, HeaderValue, Response};
 use serde_json::value::RawValue;
 
 use super::{Call, Permits};
+use crate::a2a::dialect::Versions;
 use crate::a2a::{seen, Family, Method, Version};
 use crate::bridge::answer::{response, Answering};
 use crate::bridge::events::EventTranslator;
 use crate::bridge::{self, Plan};
 use crate::call::sse::Rewrite;
-use crate::http::body::{self, Body, ReadError};
+use crate::http::body::{self, Body};
 use crate::http::error::GatewayError;
 use crate::routing::request::task_ref;
 use crate::state::AppState;
-use crate::upstream::Leased;
-
-/// A translated answer is read whole before it is translated; a larger
-/// one is refused as an invalid answer (pass-through answers have no such
-/// bound).
-const MAX_TRANSLATED_ANSWER: usize = 16 * 1024 * 1024;
 
 /// How one call is translated, both ways.
 pub(super) struct Bridged {
     pub(super) answering: Answering,
 }
 
-/// The bridge for this call to `upstream`, or `None` to pass it through.
+/// The bridge for this call to an agent that speaks `versions` through the
+/// door the call takes, or `None` to pass it through.
 pub(super) fn plan(
     state: &AppState,
     call: &Call<'_>,
-    upstream: usize,
+    versions: Versions,
     owner: &str,
 ) -> Result<Option<Bridged>, GatewayError> {
     let method = call.method;
     let client_task = || task_ref(method, call.params).map(|t| t.id);
     let client = client_version(state, method, client_task);
-    let versions = (state.fleet.view()).rpc_versions(&state.config.upstreams[upstream]);
     match bridge::plan(client, method.family, owner, versions) {
         Plan::Pass => Ok(None),
         Plan::Refuse(why) => Err(GatewayError::UnsupportedOperation(why)),
@@ -119,38 +114,21 @@ impl Bridged {
     }
 
     /// A unary answer, read whole, learned from and translated.
-    pub(super) async fn answer(
+    pub(super) async fn answer<B>(
         self,
-        upstream: Response<Leased>,
+        upstream: Response<B>,
         state: &Arc<AppState>,
         owner: &Arc<str>,
         permits: Permits,
         skill: Option<&str>,
-    ) -> Result<Response<Body>, GatewayError> {
+    ) -> Result<Response<Body>, GatewayError>
+    where
+        B: http_body::Body<Data = Bytes> + Unpin,
+        B::Error: std::fmt::Display,
+    {
         let (mut parts, body) = upstream.into_parts();
-        let limits = &state.config.limits;
-        let read = body::read_to_limit(body, MAX_TRANSLATED_ANSWER);
-        let bytes = match tokio::time::timeout(limits.sse_idle_timeout, read).await {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(ReadError::TooLarge)) => {
-                let detail = format!("the answer is over {MAX_TRANSLATED_ANSWER} bytes");
-                return Err(self.invalid(owner, detail));
-            }
-            Ok(Err(ReadError::Body(e))) => {
-                let detail = format!("the answer broke off: {e}");
-                return Err(unavailable(owner, detail));
-            }
-            Err(_) => {
-                let detail = format!(
-                    "the answer did not arrive within {:?}",
-                    limits.sse_idle_timeout
-                );
-                return Err(GatewayError::UpstreamTimeout {
-                    upstream: owner.to_string(),
-                    detail,
-                });
-            }
-        };
+        let within = state.config.limits.sse_idle_timeout;
+        let bytes = super::whole::read(body, owner, within).await?;
         drop(permits);
         state.observe_answer(&seen::from_response(&bytes), owner, skill);
         crate::upstream::headers::strip_hop_by_hop(&mut parts.headers);
@@ -185,12 +163,5 @@ impl Bridged {
             upstream: owner.to_string(),
             detail,
         }
-    }
-}
-
-fn unavailable(owner: &str, detail: String) -> GatewayError {
-    GatewayError::UpstreamUnavailable {
-        upstream: owner.to_string(),
-        detail,
     }
 }

@@ -12,10 +12,12 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
+use crate::a2a::dialect::{Binding, Versions};
 use crate::a2a::model::{read, Params};
-use crate::a2a::{jsonrpc, methods, validate, Family, Method};
+use crate::a2a::{jsonrpc, methods, validate, Family, Method, Version};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
+use crate::bridge::door::Door;
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
 use crate::limits::concurrency::StreamPermit;
@@ -32,8 +34,10 @@ mod intake;
 pub mod observe;
 mod relay;
 mod rest;
+mod rest_agent;
 mod route;
 pub mod sse;
+mod whole;
 
 pub use intake::origin;
 use intake::{check_content_type, client_address, read_body};
@@ -51,15 +55,29 @@ enum Front {
     JsonRpc,
     /// HTTP+JSON (`crate::a2a::rest`).
     Rest,
+    /// HTTP+JSON 0.3 (`/v1/...`): the 1.0 call it is read as, answered in
+    /// 0.3's ProtoJSON (`crate::bridge::v03_rest`).
+    Rest03,
 }
 
 impl Front {
+    fn binding(self) -> Binding {
+        match self {
+            Front::JsonRpc => Binding::JsonRpc,
+            Front::Rest | Front::Rest03 => Binding::HttpJson,
+        }
+    }
+
     /// A refusal in the client's binding (JSON-RPC mirrors the id).
     fn refuse(self, error: GatewayError, id: Option<&RawValue>) -> Response<Body> {
         match self {
             Front::JsonRpc => error.into_response(id),
-            Front::Rest => error.into_rest_response(),
+            Front::Rest | Front::Rest03 => error.into_rest_response(),
         }
+    }
+
+    fn is_rest(self) -> bool {
+        self != Front::JsonRpc
     }
 }
 
@@ -107,11 +125,12 @@ async fn handle_call(
     record: &mut Record,
     placed: Option<crate::a2a::rest::Placed>,
 ) -> Response<Body> {
-    let front = match placed {
+    let front = match &placed {
+        Some(placed) if placed.v03 => Front::Rest03,
         Some(_) => Front::Rest,
         None => Front::JsonRpc,
     };
-    if front == Front::Rest {
+    if front.is_rest() {
         record.binding = "http+json";
     }
     let (mut parts, body) = request.into_parts();
@@ -123,17 +142,17 @@ async fn handle_call(
             count_auth_failure(state, &e);
             return match front {
                 Front::JsonRpc => refuse(state, e, &parts, body, record).await,
-                Front::Rest => e.into_rest_response(),
+                Front::Rest | Front::Rest03 => e.into_rest_response(),
             };
         }
     };
     record.caller = identity.as_ref().map(|i| i.subject.clone());
-    let bytes = match placed {
-        None => read_rpc_body(state, &parts, body).await,
+    let read = match placed {
+        None => read_rpc_body(state, &parts, body).await.map(|b| (b, None)),
         Some(placed) => rest::request(state, &mut parts, body, placed).await,
     };
-    let bytes = match bytes {
-        Ok(bytes) => bytes,
+    let (bytes, rest_sent) = match read {
+        Ok(read) => read,
         Err(e) => return front.refuse(e, None),
     };
     record.request_bytes = bytes.len();
@@ -151,9 +170,13 @@ async fn handle_call(
         identity: identity.as_ref(),
         path_upstream,
         front,
+        rest_sent,
     };
     match forward(state, call, bytes.clone(), record).await {
-        Ok(response) if front == Front::Rest => rest::answer(response).await,
+        Ok(response) if front.is_rest() => {
+            let v03 = (front == Front::Rest03).then_some(method.family);
+            rest::answer(response, v03).await
+        }
         Ok(response) => response,
         Err(e) => {
             count_rejection(state, &e);
@@ -314,6 +337,8 @@ struct Call<'a> {
     identity: Option<&'a Identity>,
     path_upstream: Option<usize>,
     front: Front,
+    /// A REST call as the client sent it.
+    rest_sent: Option<rest::RestSent>,
 }
 
 impl Call<'_> {
@@ -388,19 +413,46 @@ async fn forward(
     can_stream(state, method, &owner)?;
     can_push(state, method, &owner)?;
     learn_from_request(state, method, call.params, &owner);
-    let mut bridged = bridged::plan(state, &call, route.upstream, &owner)?;
-    record.versions(
-        call.method.version,
-        bridged.as_ref().map(|b| (b.client(), b.agent())),
-    );
+    let config = &state.config.upstreams[route.upstream];
+    let door = (state.fleet.view()).door(config, call.front.binding(), method.version);
+    let versions = match &door {
+        Door::JsonRpc(versions) => *versions,
+        Door::Rest { .. } => Versions::default().with(Version::V1_0),
+    };
+    let mut bridged = bridged::plan(state, &call, versions, &owner)?;
+    // A 0.3 REST call is read as the 1.0 call: its client speaks 0.3.
+    let (client, agent) = match &bridged {
+        Some(b) => (b.client(), b.agent()),
+        None => (call.method.version, call.method.version),
+    };
+    let client = if call.front == Front::Rest03 {
+        Version::V0_3
+    } else {
+        client
+    };
+    record.versions(client, Some((client, agent)));
     let mut parts = call.parts;
     let bytes = match &mut bridged {
         Some(b) => b.request(state, &mut parts, call.raw_params)?,
         None => bytes,
     };
     let upstream = &state.upstreams[route.upstream];
-    let forwarded =
-        (upstream.rpc_call_from(parts, bytes, origin, &caller)).streaming(method.family.streams());
+    let (family, streams) = (method.family, method.family.streams());
+    // A REST call to a REST agent of its version goes as it came.
+    let passes_as_rest = matches!(door, Door::Rest { .. }) && bridged.is_none();
+    let forwarded = match (&door, &call.rest_sent) {
+        (Door::Rest { path }, Some(sent)) if passes_as_rest => {
+            let sent = (sent.path.as_str(), &sent.body);
+            rest_agent::pass(upstream, parts, sent, path, origin, &caller, streams)?
+        }
+        (Door::Rest { path }, _) => {
+            rest_agent::call(upstream, parts, &bytes, family, path, origin, &caller)?
+        }
+        (Door::JsonRpc(_), _) => {
+            (upstream.rpc_call_from(parts, bytes, origin, &caller)).streaming(streams)
+        }
+    };
+    let passes_as_rest = passes_as_rest && call.rest_sent.is_some();
     let asked = std::time::Instant::now();
     let response = upstream.call(forwarded).await;
     meters
@@ -408,21 +460,95 @@ async fn forward(
         .observe(asked.elapsed().as_secs_f64());
     let response = response?;
     let mut sighting = Sighting::new(&route, record);
-    match bridged {
-        Some(b) if !relay::is_event_stream(response.headers()) => {
-            let skill = route.skill.as_deref();
-            return b.answer(response, state, &owner, permits, skill).await;
-        }
-        Some(b) => sighting.rewrite = Some((b.events(state), b.client())),
-        None => {}
-    }
-    if call.front == Front::Rest && relay::is_event_stream(response.headers()) {
-        sighting.rewrite = Some(rest::events(sighting.rewrite.take()));
+    let answer = Answer {
+        state,
+        owner,
+        id: call.id,
+        front: call.front,
+        record,
+        permits,
+        bridged,
+    };
+    let streams = relay::is_event_stream(response.headers());
+    if passes_as_rest {
         sighting.rest = true;
+        sighting.rest_answer = true;
+        let mut response = answer.deliver(response, sighting).await?;
+        response.extensions_mut().insert(rest::SaidInRest);
+        return Ok(response);
     }
-    Ok(relay(
-        response, state, owner, call.id, record, permits, sighting,
-    ))
+    match door {
+        Door::Rest { .. } if streams => {
+            sighting.rewrite = Some((rest_agent::events(call.id), Version::V1_0));
+            answer.deliver(response, sighting).await
+        }
+        Door::Rest { .. } => {
+            let within = state.config.limits.sse_idle_timeout;
+            let response = rest_agent::answer(response, call.id, &answer.owner, within).await?;
+            answer.deliver(response, sighting).await
+        }
+        Door::JsonRpc(_) => answer.deliver(response, sighting).await,
+    }
+}
+
+/// What the agent's answer is delivered with.
+struct Answer<'a> {
+    state: &'a Arc<AppState>,
+    owner: Arc<str>,
+    id: Option<&'a RawValue>,
+    front: Front,
+    record: &'a Record,
+    permits: Permits,
+    bridged: Option<bridged::Bridged>,
+}
+
+impl Answer<'_> {
+    /// The answer on its way to the client: translated whole by the
+    /// bridge, or relayed (a stream through whatever rewrites its events:
+    /// `sighting.rewrite` has what the agent's binding needed first).
+    async fn deliver<B>(
+        self,
+        response: Response<B>,
+        mut sighting: Sighting,
+    ) -> Result<Response<Body>, GatewayError>
+    where
+        B: http_body::Body<Data = Bytes, Error = crate::http::body::BoxError>
+            + Send
+            + Unpin
+            + 'static,
+    {
+        let streams = relay::is_event_stream(response.headers());
+        match self.bridged {
+            Some(b) if !streams => {
+                let skill = sighting.skill.as_deref();
+                let (state, owner) = (self.state, &self.owner);
+                return b.answer(response, state, owner, self.permits, skill).await;
+            }
+            Some(b) => {
+                let events = b.events(self.state);
+                sighting.rewrite = Some(match sighting.rewrite.take() {
+                    Some((first, _)) => (sse::then(first, events), b.client()),
+                    None => (events, b.client()),
+                });
+            }
+            None => {}
+        }
+        if self.front.is_rest() && streams && !sighting.rest_answer {
+            let v03 = self.front == Front::Rest03;
+            sighting.rewrite = Some(rest::events(sighting.rewrite.take(), v03));
+            sighting.rest = true;
+        }
+        let (state, id) = (self.state, self.id);
+        Ok(relay(
+            response,
+            state,
+            self.owner,
+            id,
+            self.record,
+            self.permits,
+            sighting,
+        ))
+    }
 }
 
 /// The places a routed call needs before it is sent: within its caller's

@@ -16,7 +16,7 @@ use crate::http::body::Body;
 use crate::limits::concurrency::Guarded;
 use crate::state::AppState;
 use crate::telemetry::access::Record;
-use crate::upstream::{headers, Leased};
+use crate::upstream::headers;
 
 /// Unary answers larger than this are relayed but not scanned for task ids.
 const MAX_LEARNED_BYTES: usize = 1024 * 1024;
@@ -24,15 +24,21 @@ const MAX_LEARNED_BYTES: usize = 1024 * 1024;
 /// Passes the upstream's answer on: status, end-to-end headers and body
 /// unchanged; SSE bodies go through the event relay. Task and context ids
 /// seen on the way are remembered as owned by this upstream.
-pub(super) fn relay(
-    response: Response<Leased>,
+pub(super) fn relay<B>(
+    response: Response<B>,
     state: &Arc<AppState>,
     owner: Arc<str>,
     id: Option<&RawValue>,
     record: &Record,
     permits: Permits,
     sighting: Sighting,
-) -> Response<Body> {
+) -> Response<Body>
+where
+    B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
+        + Send
+        + Unpin
+        + 'static,
+{
     let limits = &state.config.limits;
     // The body holds the call's pooled connection or HTTP/2 place.
     let (mut parts, body) = response.into_parts();
@@ -46,7 +52,17 @@ pub(super) fn relay(
         let open = StreamOpen::new(state.metrics.clone());
         let mut first = true;
         let mut tasks = crate::telemetry::metrics::StreamTasks::new(state.metrics.clone());
+        let rest_answer = sighting.rest_answer;
+        let mut as_rpc = rest_answer.then(|| super::rest_agent::events(None));
         let on_events = Box::new(move |events: &[u8]| {
+            let said;
+            let events = match as_rpc.as_mut() {
+                Some(say) => {
+                    said = say(events).unwrap_or_else(|(said, _)| said);
+                    &said[..]
+                }
+                None => events,
+            };
             let observed = seen::from_events(events);
             let metrics = &learner.metrics;
             if std::mem::take(&mut first) {
@@ -80,7 +96,16 @@ pub(super) fn relay(
         drop(permits.slot);
         Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
     } else {
+        let rest_answer = sighting.rest_answer;
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
+            let said;
+            let bytes = match rest_answer {
+                true => {
+                    said = super::rest_agent::as_result(bytes);
+                    &said[..]
+                }
+                false => bytes,
+            };
             learner.observe_answer(
                 &seen::from_response(bytes),
                 &owner,
@@ -101,6 +126,9 @@ pub(super) struct Sighting {
     pub(super) rewrite: Option<(crate::call::sse::Rewrite, crate::a2a::Version)>,
     /// The client speaks HTTP+JSON (its final error event is said so).
     pub(super) rest: bool,
+    /// The answer is an HTTP+JSON agent's, passed through as it came:
+    /// results alone, which are learned from as JSON-RPC results would be.
+    pub(super) rest_answer: bool,
 }
 
 impl Sighting {
@@ -110,6 +138,7 @@ impl Sighting {
             started: record.started(),
             rewrite: None,
             rest: false,
+            rest_answer: false,
         }
     }
 }

@@ -12,30 +12,48 @@ use hyper::body::Incoming;
 use serde_json::{json, Value};
 
 use super::intake::{check_content_type, read_body};
+use super::whole::MAX_ANSWER;
 use crate::a2a::rest::{with_body, Placed, Refused};
-use crate::a2a::Version;
+use crate::a2a::{Family, Version};
 use crate::bridge::events::map_event_data;
 use crate::bridge::headers::VERSION as A2A_VERSION;
-use crate::call::sse::Rewrite;
+use crate::bridge::v03_rest;
+use crate::call::sse::{then, Rewrite};
 use crate::http::body::{self, Body, ReadError};
 use crate::http::error::{status_body, table::for_code, GatewayError};
 use crate::state::AppState;
 
-/// A REST answer is read whole before it is said again (as a translated
-/// one is, `super::bridged`).
-const MAX_ANSWER: usize = 16 * 1024 * 1024;
+/// A REST call as the client sent it: what passes through to an agent's
+/// HTTP+JSON interface when no translation is needed.
+pub(super) struct RestSent {
+    /// The route's path (under any prefix), without the query.
+    pub(super) path: String,
+    pub(super) body: Bytes,
+}
 
-/// The placed call as a JSON-RPC request: its body joins the path's
-/// params. A route without a body must come without one.
+/// Marks an answer already in the REST binding (passed through from a
+/// REST agent): [`answer`] leaves it as it is.
+#[derive(Clone, Copy)]
+pub(super) struct SaidInRest;
+
+/// The placed call as a JSON-RPC request (its body joins the path's
+/// params), and the call as sent. A route without a body must come
+/// without one.
 pub(super) async fn request(
     state: &AppState,
     parts: &mut Parts,
     body: Incoming,
     mut placed: Placed,
-) -> Result<Bytes, GatewayError> {
+) -> Result<(Bytes, Option<RestSent>), GatewayError> {
     // The 1.0 routes are 1.0 calls, whether or not the client says so: an
-    // agent reads a call without `A2A-Version` as 0.3.
-    (parts.headers.entry(A2A_VERSION)).or_insert(HeaderValue::from_static("1.0"));
+    // agent reads a call without `A2A-Version` as 0.3. A 0.3 route's call
+    // is said in 1.0 here, headers too (`A2A-Extensions`).
+    match placed.v03 {
+        true => crate::bridge::headers::for_agent(&mut parts.headers, Version::V1_0),
+        false => {
+            (parts.headers.entry(A2A_VERSION)).or_insert(HeaderValue::from_static("1.0"));
+        }
+    }
     let bytes = read_body(&state.config.limits, &parts.headers, body).await?;
     if !bytes.is_empty() {
         if !placed.takes_body {
@@ -50,12 +68,22 @@ pub(super) async fn request(
             code: crate::a2a::jsonrpc::PARSE_ERROR,
             message: format!("the body is not JSON: {e}"),
         })?;
+        let value = match placed.v03 {
+            true => v03_rest::body_in(placed.method.family, value)
+                .map_err(|e| GatewayError::InvalidParams(e.to_string()))?,
+            false => value,
+        };
         with_body(&mut placed, value).map_err(|r| refused(r, parts))?;
     }
     // The inner call's id: REST has none to mirror.
     let call = json!({"jsonrpc": "2.0", "id": "rest", "method": placed.method.name,
         "params": placed.params});
-    Ok(Bytes::from(call.to_string()))
+    // A 0.3 call is not the 1.0 call it became: it never passes as sent.
+    let sent = (!placed.v03).then_some(RestSent {
+        path: placed.path,
+        body: bytes,
+    });
+    Ok((Bytes::from(call.to_string()), sent))
 }
 
 /// Why a REST call could not be placed, as the gateway's error.
@@ -77,9 +105,11 @@ pub fn refused(refused: Refused, parts: &Parts) -> GatewayError {
 }
 
 /// A unary answer (JSON-RPC, from the agent or the bridge) as the REST
-/// binding says it. A stream was said event by event already (`events`).
-pub(super) async fn answer(response: Response<Body>) -> Response<Body> {
-    if super::relay::is_event_stream(response.headers()) {
+/// binding says it, in 0.3's ProtoJSON for a 0.3 route's call of
+/// `v03`'s family. A stream was said event by event already (`events`).
+pub(super) async fn answer(response: Response<Body>, v03: Option<Family>) -> Response<Body> {
+    let said_in_rest = response.extensions().get::<SaidInRest>().is_some();
+    if said_in_rest || super::relay::is_event_stream(response.headers()) {
         return response;
     }
     let (mut parts, body) = response.into_parts();
@@ -95,6 +125,16 @@ pub(super) async fn answer(response: Response<Body>) -> Response<Body> {
         // Not A2A (an agent's HTTP error page): as it came.
         return Response::from_parts(parts, body::full(bytes));
     };
+    let said = match v03 {
+        Some(family) if status.is_success() => match v03_rest::answer_out(family, said) {
+            Ok(said) => said,
+            Err(e) => return agent_failure(format!("its answer has no 0.3 form: {e}")),
+        },
+        _ => said,
+    };
+    if v03.is_some() {
+        crate::bridge::headers::for_client(&mut parts.headers, Version::V0_3);
+    }
     if parts.status.is_success() {
         parts.status = status;
     }
@@ -129,26 +169,29 @@ fn said(bytes: &[u8]) -> Option<(StatusCode, Value)> {
 }
 
 /// Each event of a stream as REST says it, after whatever said it before
-/// (the bridge); a REST client speaks 1.0.
-pub(super) fn events(before: Option<(Rewrite, Version)>) -> (Rewrite, Version) {
-    let mut before = before.map(|(rewrite, _)| rewrite);
-    let rewrite: Rewrite = Box::new(move |events: &[u8]| {
-        let events = match before.as_mut() {
-            Some(rewrite) => rewrite(events)?,
-            None => Bytes::copy_from_slice(events),
-        };
+/// (the bridge); in 0.3's ProtoJSON for a 0.3 route's call (`v03`).
+pub(super) fn events(before: Option<(Rewrite, Version)>, v03: bool) -> (Rewrite, Version) {
+    let rest: Rewrite = Box::new(move |events: &[u8]| {
         // An error is `event: error` with its google.rpc.Status: what the
         // SDKs' REST clients read as one.
-        map_event_data(&events, |data| match said(data) {
-            Some((status, said)) => {
-                let event = (!status.is_success()).then_some("error");
-                Ok((event, said.to_string().into_bytes()))
+        map_event_data(events, |data| match said(data) {
+            Some((status, said)) if !status.is_success() => {
+                Ok((Some("error"), said.to_string().into_bytes()))
             }
+            Some((_, said)) if v03 => match v03_rest::item_out(said, "event") {
+                Ok(said) => Ok((None, said.to_string().into_bytes())),
+                Err(e) => Err(format!("an event has no 0.3 form: {e}")),
+            },
+            Some((_, said)) => Ok((None, said.to_string().into_bytes())),
             None => Err("an event is not a JSON-RPC response".to_string()),
         })
-        .map_err(|(done, why)| (done, why.to_string()))
     });
-    (rewrite, Version::V1_0)
+    let rewrite = match before {
+        Some((before, _)) => then(before, rest),
+        None => rest,
+    };
+    let client = if v03 { Version::V0_3 } else { Version::V1_0 };
+    (rewrite, client)
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub(super) async fn route(
             // not call it, nor tell them whether a task exists there.
             let family = input.method.family.label();
             let version = input.method.version;
-            let candidates: Vec<(usize, Version)> = (0..state.upstreams.len())
+            let candidates: Vec<(usize, probe::Ask)> = (0..state.upstreams.len())
                 .filter(|&i| may_use(state, &view, identity, i, family))
                 .map(|i| (i, spoken(state, &view, i, version)))
                 .collect();
@@ -63,19 +63,25 @@ pub(super) async fn route(
     }
 }
 
-/// The version an upstream is asked in: the client's if it speaks it,
-/// else the one the bridge would translate to.
+/// How an upstream is asked: through the door the call would take, in
+/// the client's version if it speaks it, else the one the bridge would
+/// translate to.
 fn spoken(
     state: &AppState,
     view: &crate::routing::fleet::FleetView,
     upstream: usize,
     client: Version,
-) -> Version {
+) -> probe::Ask {
+    use crate::bridge::door::Door;
     let config = &state.config.upstreams[upstream];
-    let versions = view.rpc_versions(config);
+    let binding = crate::a2a::dialect::Binding::JsonRpc;
+    let versions = match view.door(config, binding, client) {
+        Door::Rest { path } => return probe::Ask::Rest(path),
+        Door::JsonRpc(versions) => versions,
+    };
     match crate::bridge::plan(client, Family::GetTask, &config.name, versions) {
-        crate::bridge::Plan::Translate(version) => version,
-        _ => client,
+        crate::bridge::Plan::Translate(version) => probe::Ask::JsonRpc(version),
+        _ => probe::Ask::JsonRpc(client),
     }
 }
 

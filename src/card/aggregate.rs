@@ -384,7 +384,10 @@ mod tests {
             "documentationUrl": "https://example.com/docs",
             "iconUrl": "https://example.com/icon.png",
             "protocolVersion": "0.3.0", "url": GW, "preferredTransport": "JSONRPC",
-            "additionalInterfaces": [{"url": GW, "transport": "JSONRPC"}],
+            "additionalInterfaces": [
+                {"url": GW, "transport": "JSONRPC"},
+                {"url": GW, "transport": "HTTP+JSON"}
+            ],
             "supportedInterfaces": [
                 {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
                 {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},

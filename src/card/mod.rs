@@ -14,6 +14,9 @@ pub mod store;
 /// Well-known card paths: 0.3/1.0 first, then the 0.1/0.2 name.
 pub const CARD_PATHS: [&str; 2] = ["/.well-known/agent-card.json", "/.well-known/agent.json"];
 
-/// Extended card paths: 0.2.5 and 1.0 REST.
-pub const EXTENDED_CARD_PATHS: [&str; 2] =
-    ["/agent/authenticatedExtendedCard", "/extendedAgentCard"];
+/// Extended card paths: 0.2.5, 1.0 REST and 0.3 REST.
+pub const EXTENDED_CARD_PATHS: [&str; 3] = [
+    "/agent/authenticatedExtendedCard",
+    "/extendedAgentCard",
+    "/v1/card",
+];

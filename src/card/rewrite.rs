@@ -39,13 +39,17 @@ pub fn rewrite(card: &mut Value, endpoint: &str) {
 
 /// The 0.3 and the 1.0 interface fields at `endpoint`: what the gateway
 /// serves for every agent (`crate::bridge`): JSON-RPC 1.0 and 0.3, and
-/// HTTP+JSON 1.0 (`crate::a2a::rest`). A 1.0 interface keeps the tenant
+/// HTTP+JSON 1.0 and 0.3 (`crate::a2a::rest`; 0.3's routes are under
+/// `/v1`, so one URL serves both). A 1.0 interface keeps the tenant
 /// its agent gave it, for clients to echo.
 pub fn offer_every_version(card: &mut Map<String, Value>, endpoint: &str, tenant: Option<Value>) {
     card.insert("protocolVersion".into(), "0.3.0".into());
     card.insert("url".into(), endpoint.into());
     card.insert("preferredTransport".into(), JSONRPC.into());
-    let additional = json!([{"url": endpoint, "transport": JSONRPC}]);
+    let additional = json!([
+        {"url": endpoint, "transport": JSONRPC},
+        {"url": endpoint, "transport": HTTP_JSON},
+    ]);
     card.insert("additionalInterfaces".into(), additional);
     let mut current =
         json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "1.0"});
@@ -118,7 +122,10 @@ mod tests {
         assert_eq!(card["url"], "https://gw.example/");
         assert_eq!(
             card["additionalInterfaces"],
-            json!([{"url": "https://gw.example/", "transport": "JSONRPC"}])
+            json!([
+                {"url": "https://gw.example/", "transport": "JSONRPC"},
+                {"url": "https://gw.example/", "transport": "HTTP+JSON"}
+            ])
         );
         assert_eq!(card["provider"]["url"], "https://x.example");
         assert_eq!(card["x-custom"], 1);

@@ -117,6 +117,25 @@ impl FleetView {
                 .map_or_else(Versions::default, |c| c.rpc_versions),
         }
     }
+
+    /// Which of `upstream`'s interfaces a call made over `binding` in
+    /// `version` goes to (`crate::bridge::door`). Versions in the config
+    /// are JSON-RPC ones and decide alone; without a card, JSON-RPC.
+    pub fn door(
+        &self,
+        upstream: &crate::config::Upstream,
+        binding: Binding,
+        version: Version,
+    ) -> crate::bridge::door::Door {
+        use crate::bridge::door::{choose, Door};
+        if upstream.protocol_versions.is_some() {
+            return Door::JsonRpc(self.rpc_versions(upstream));
+        }
+        match self.card_of(&upstream.name) {
+            Some(card) => choose(binding, version, &card.interfaces),
+            None => Door::JsonRpc(Versions::default()),
+        }
+    }
 }
 
 impl Speaks {

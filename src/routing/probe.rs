@@ -9,7 +9,8 @@ use futures_util::stream::{self, StreamExt};
 use http::request::Parts;
 use serde_json::{json, Value};
 
-use crate::a2a::Version;
+use crate::a2a::rest_call::rest_call;
+use crate::a2a::{Family, Version};
 use crate::upstream::{Caller, Origin, Upstream};
 
 /// The client whose call needs the owner: its headers (credentials
@@ -18,6 +19,14 @@ pub struct Client<'a> {
     pub parts: &'a Parts,
     pub origin: &'a Origin,
     pub caller: &'a Caller<'a>,
+}
+
+/// How a candidate is asked: over JSON-RPC in its version, or over its
+/// HTTP+JSON 1.0 interface at this path (`crate::bridge::door`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ask {
+    JsonRpc(Version),
+    Rest(String),
 }
 
 /// At most this many upstreams are asked at once.
@@ -43,28 +52,38 @@ fn ask(task: &str, version: Version) -> Bytes {
 /// The index of the first candidate whose `tasks/get` (or `GetTask`) for
 /// `task` succeeds, carrying the client's own headers (the upstream may
 /// require its credentials to read the task). Each candidate is asked in
-/// its own version (`candidates` pairs an upstream with it).
+/// its own dialect (`candidates` pairs an upstream with it).
 pub async fn find_owner(
     upstreams: &[std::sync::Arc<Upstream>],
-    candidates: &[(usize, Version)],
+    candidates: &[(usize, Ask)],
     client: &Client<'_>,
     task: &str,
     limit: Duration,
 ) -> Option<usize> {
     // Collected first: an iterator adapter holding this closure would have
     // to live across the awaits below, which the compiler cannot prove Send.
-    let asks: Vec<_> = candidates.iter().copied().filter_map(|(i, version)| {
-        let upstream = upstreams.get(i)?;
+    let asks: Vec<_> = candidates.iter().filter_map(|(i, how)| {
+        let (i, upstream) = (*i, upstreams.get(*i)?);
         let mut parts = client.parts.clone();
-        if version == Version::V1_0 {
+        if *how == Ask::JsonRpc(Version::V1_0) || matches!(how, Ask::Rest(_)) {
             parts.headers.insert("a2a-version", http::HeaderValue::from_static("1.0"));
         } else {
             parts.headers.remove("a2a-version");
         }
-        let call = upstream.rpc_call_as(&parts, ask(task, version), client.origin.clone(), client.caller);
+        let origin = client.origin.clone();
+        let call = match how {
+            Ask::JsonRpc(version) => upstream.rpc_call_as(&parts, ask(task, *version), origin, client.caller),
+            Ask::Rest(path) => {
+                parts.headers.remove(http::header::CONTENT_TYPE);
+                let get = rest_call(Family::GetTask, Some(&json!({"id": task, "historyLength": 0})), path).ok()?;
+                let call = upstream.rpc_call_as(&parts, Bytes::new(), origin, client.caller);
+                call.at_path(get.method, &get.path_and_query).ok()?
+            }
+        };
+        let rest = matches!(how, Ask::Rest(_));
         Some(async move {
             let answer = upstream.exchange_call(call, MAX_ANSWER_BYTES, limit).await;
-            let owns = matches!(&answer, Ok((status, _, bytes)) if status.is_success() && has_result(bytes));
+            let owns = matches!(&answer, Ok((status, _, bytes)) if status.is_success() && has_result(bytes, rest));
             tracing::debug!(upstream = %upstream.name, task, owns, "task owner probe");
             owns.then_some(i)
         })
@@ -78,9 +97,14 @@ pub async fn find_owner(
     None
 }
 
-fn has_result(body: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|v| v.get("result").map(|r| !r.is_null()))
-        .unwrap_or(false)
+/// A JSON-RPC answer with a result, or (from an HTTP+JSON interface) the
+/// task itself.
+fn has_result(body: &[u8], rest: bool) -> bool {
+    let Ok(answer) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    match rest {
+        true => answer.get("id").is_some_and(Value::is_string),
+        false => answer.get("result").is_some_and(|r| !r.is_null()),
+    }
 }

@@ -76,12 +76,13 @@ pub async fn dispatch(
         .into_response(None),
         ref method => match rest::place(method, &rest, parts.uri.query()) {
             Ok(placed) => call::handle_rest(state, &conn, Request::from_parts(parts, body), scope, placed).await,
+            // Only HTTP+JSON has routes: its google.rpc.Status answers.
             Err(Refused::NotFound) => GatewayError::NotFound {
                 method: method.to_string(),
                 path: parts.uri.path().chars().take(128).collect(),
-                hint: "JSON-RPC is served by POST / (or POST /agents/{name}), HTTP+JSON by the A2A 1.0 routes (POST /message:send, GET /tasks/{id}, ...), the Agent Card at GET /.well-known/agent-card.json",
+                hint: "JSON-RPC is served by POST / (or POST /agents/{name}), HTTP+JSON by the A2A routes (1.0: POST /message:send, GET /tasks/{id}, ...; 0.3: the same under /v1), the Agent Card at GET /.well-known/agent-card.json",
             }
-            .into_response(None),
+            .into_rest_response(),
             Err(refused) => call::rest_refused(refused, &parts).into_rest_response(),
         },
     }

@@ -18,6 +18,9 @@ pub struct RpcCall {
     pub(super) query: Option<String>,
     /// A streaming method: its answer may stay open for a long time.
     pub(super) streams: bool,
+    /// Sent to this path on the replica's origin rather than to its
+    /// JSON-RPC endpoint (an HTTP+JSON interface, `crate::bridge::door`).
+    pub(super) path: Option<Uri>,
 }
 
 impl RpcCall {
@@ -31,6 +34,31 @@ impl RpcCall {
     pub fn streaming(mut self, streams: bool) -> Self {
         self.streams = streams;
         self
+    }
+
+    /// The client's query as it will be sent (credentials the gateway
+    /// consumed are gone from it).
+    pub fn query(&self) -> Option<&str> {
+        self.query.as_deref()
+    }
+
+    /// Sends the call as `method` to `path_and_query` on the replica's
+    /// origin, with no client query (the path says everything). A path
+    /// that is not one is the gateway's own fault.
+    pub fn at_path(
+        mut self,
+        method: http::Method,
+        path_and_query: &str,
+    ) -> Result<Self, crate::http::error::GatewayError> {
+        let uri = path_and_query.parse::<Uri>().map_err(|e| {
+            crate::http::error::GatewayError::Internal(format!(
+                "'{path_and_query}' is not a path: {e}"
+            ))
+        })?;
+        self.head.method = method;
+        self.query = None;
+        self.path = Some(uri);
+        Ok(self)
     }
 }
 

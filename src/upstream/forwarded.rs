@@ -107,6 +107,7 @@ impl Upstream {
             body,
             query,
             streams: false,
+            path: None,
         }
     }
 

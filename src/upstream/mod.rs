@@ -222,12 +222,19 @@ impl Upstream {
     pub async fn call(&self, call: RpcCall) -> Result<Response<Leased>, GatewayError> {
         let deadline = tokio::time::Instant::now() + self.response_header_timeout;
         let RpcCall {
-            head,
+            mut head,
             body,
             query,
             streams,
+            path,
         } = call;
-        let how = Addressing::Endpoint(query);
+        let how = match path {
+            Some(path) => {
+                head.uri = path;
+                Addressing::Origin
+            }
+            None => Addressing::Endpoint(query),
+        };
         self.send_balanced(head, body, &how, streams, deadline)
             .await
     }

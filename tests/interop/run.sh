@@ -18,7 +18,7 @@ SDK1=1.3.0; SDK03=0.3.26
 PY="${PYTHON:-python3}"
 EXPECT="${INTEROP_EXPECT:-}"
 BUDGET="${INTEROP_BUDGET:-600}"
-read -ra CLIENTS <<<"${INTEROP_CLIENTS:-sdk1 sdk03 raw01 js js10 sdk1rest jsrest}"
+read -ra CLIENTS <<<"${INTEROP_CLIENTS:-sdk1 sdk03 raw01 js js10 sdk1rest sdk03rest jsrest}"
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -78,12 +78,13 @@ start() { # logname cmd...
 
 # Each agent has its own skill id (echo-NAME), so the fleet can route to it,
 # and signs its echoes "(by echo-NAME)".
-AGENTS=(v1 v1compat v03)
+AGENTS=(v1 v1compat v03 v1rest)
 declare -A PORT
 for a in "${AGENTS[@]}"; do PORT[$a]=$(freeport); done
 start agent-v1       "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1]}" --skill echo-v1
 start agent-v1compat "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1compat]}" --compat --skill echo-v1compat
 start agent-v03      "$V03" "$HERE/agents/agent_v03.py" --port "${PORT[v03]}" --skill echo-v03
+start agent-v1rest   "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1rest]}" --rest --skill echo-v1rest
 for a in "${AGENTS[@]}"; do wait_http "http://127.0.0.1:${PORT[$a]}/.well-known/agent-card.json" "agent $a"; done
 
 GW=$(freeport); GWA=$(freeport)
@@ -114,6 +115,7 @@ client_cmd() { case $1 in
   js) echo "node $HERE/clients/client_js.mjs";;
   js10) echo "node $HERE/clients/client_js.mjs --no-compat";;
   sdk1rest) echo "$V1 $HERE/clients/client_v1.py --rest --trace";;
+  sdk03rest) echo "$V03 $HERE/clients/client_v03.py --rest";;
   jsrest) echo "node $HERE/clients/client_js.mjs --rest --trace";;
   *) return 1;; esac; }
 for c in "${CLIENTS[@]}"; do client_cmd "$c" >/dev/null || die "unknown client $c"; done
@@ -122,10 +124,13 @@ RESULTS="$OUT/results.jsonl"; : >"$RESULTS"
 deadline=$((SECONDS + BUDGET))
 for mode in direct gateway fleet; do
   for c in "${CLIENTS[@]}"; do
-    # The REST clients need an HTTP+JSON interface; the agents serve only
-    # JSON-RPC, so only the gateway (which translates) can answer them.
-    case $mode/$c in direct/*rest) continue;; esac
     for a in "${AGENTS[@]}"; do
+      # Directly, a REST client needs the agent's HTTP+JSON interface,
+      # which only v1rest serves (the gateway's cards offer it for all).
+      case $mode/$c/$a in
+        direct/*rest/v1rest) ;;
+        direct/*rest/*) continue;;
+      esac
       extra=()
       case $mode in
         direct) base="http://127.0.0.1:${PORT[$a]}";;

@@ -98,6 +98,11 @@ impl Recorded {
             .unwrap_or_else(|e| panic!("recorded body is not JSON ({e}): {:?}", self.body))
     }
 
+    /// A GET of a card path (the gateway fetching the card).
+    pub fn is_card_fetch(&self) -> bool {
+        self.method == Method::GET && CARD_PATHS.contains(&self.path_and_query.as_str())
+    }
+
     /// A header value as text, if present and visible ASCII.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
@@ -203,6 +208,25 @@ impl MockAgent {
     }
 
     /// The card served at both well-known paths; `None` makes them 404.
+    /// Serves only the HTTP+JSON 1.0 binding, under `prefix` (`/rest`),
+    /// and a card that says so; JSON-RPC calls get 404 (as a REST-only
+    /// SDK agent answers them). Calls without `A2A-Version: 1.0` are
+    /// refused, as the SDK's are.
+    pub fn set_rest(&self, prefix: &str) {
+        let url = format!("{}{}", self.url().trim_end_matches('/'), prefix);
+        let mut card = default_card(&url);
+        card["supportedInterfaces"] =
+            json!([{"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]);
+        if let Some(card) = card.as_object_mut() {
+            card.remove("url");
+            card.remove("additionalInterfaces");
+            card.remove("preferredTransport");
+            card.remove("protocolVersion");
+        }
+        *lock(&self.state.rest) = Some(prefix.to_string());
+        self.set_card(Some(card));
+    }
+
     pub fn set_card(&self, card: Option<Value>) {
         *lock(&self.state.card) = card;
     }
@@ -235,13 +259,13 @@ impl MockAgent {
         ids
     }
 
-    /// Every JSON-RPC call (POST) received so far, in arrival order. The
-    /// gateway's own card fetches (GET) are left out: tests ask what
-    /// clients' calls reached the agent.
+    /// Every call (a JSON-RPC POST, or any REST request) received so far,
+    /// in arrival order. The gateway's own card fetches are left out:
+    /// tests ask what clients' calls reached the agent.
     pub fn requests(&self) -> Vec<Recorded> {
         lock(&self.state.requests)
             .iter()
-            .filter(|r| r.method == Method::POST)
+            .filter(|r| !r.is_card_fetch())
             .cloned()
             .collect()
     }
@@ -249,7 +273,7 @@ impl MockAgent {
     pub fn request_count(&self) -> usize {
         lock(&self.state.requests)
             .iter()
-            .filter(|r| r.method == Method::POST)
+            .filter(|r| !r.is_card_fetch())
             .count()
     }
 
@@ -262,7 +286,7 @@ impl MockAgent {
     pub fn card_fetches(&self) -> usize {
         lock(&self.state.requests)
             .iter()
-            .filter(|r| r.method == Method::GET)
+            .filter(|r| r.is_card_fetch())
             .count()
     }
 
@@ -367,6 +391,8 @@ struct State {
     /// TLS handshakes completed, and those with a client certificate.
     handshakes: AtomicUsize,
     client_certs: AtomicUsize,
+    /// Serves the HTTP+JSON binding under this path instead of JSON-RPC.
+    rest: Mutex<Option<String>>,
 }
 
 impl State {
@@ -385,6 +411,7 @@ impl State {
             h2_max_streams: AtomicUsize::new(0),
             handshakes: AtomicUsize::new(0),
             client_certs: AtomicUsize::new(0),
+            rest: Mutex::new(None),
         }
     }
 
@@ -606,20 +633,79 @@ async fn handle_request(
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_string(),
-        headers: parts.headers,
+        headers: parts.headers.clone(),
         body: body.clone(),
         http_version: parts.version,
     });
+    let rest = lock(&state.rest).clone();
+    if let Some(under) = rest.and_then(|p| {
+        parts
+            .uri
+            .path()
+            .strip_prefix(p.as_str())
+            .map(str::to_string)
+    }) {
+        return Ok(rest_response(&parts, &under, &body, &state).await);
+    }
     Ok(respond(&parts.method, parts.uri.path(), &body, &state).await)
+}
+
+/// What a REST call gets (`MockAgent::set_rest`): the JSON-RPC call it is
+/// answered as the mock answers that, in the REST shape.
+async fn rest_response(
+    parts: &http::request::Parts,
+    under: &str,
+    body: &[u8],
+    state: &Arc<State>,
+) -> Response<Body> {
+    use super::mock_rest::{call_of, status_of};
+    let mode = state.mode();
+    wait_as(&mode).await;
+    let refuse = |(status, body): (StatusCode, String)| {
+        bytes_response(status, "application/json", body.into())
+    };
+    if parts.headers.get("a2a-version").map(|v| v.as_bytes()) != Some(b"1.0") {
+        return refuse(status_of(-32009, "A2A-Version 1.0 is required"));
+    }
+    let plan = match stream_plan(mode) {
+        Ok(plan) => plan,
+        Err(fixed) => return *fixed,
+    };
+    let (method, params) = match call_of(&parts.method, under, parts.uri.query(), body) {
+        Ok(call) => call,
+        Err((status, message)) => return bytes_response(status, "text/plain", message.into()),
+    };
+    let call = RpcCall {
+        id: "1".into(),
+        method,
+        params,
+    };
+    if state.foreign_task(&call).is_some() {
+        return refuse(status_of(-32001, "Task not found"));
+    }
+    if let Some(spec) = stream_spec(&call, state) {
+        let frames = (0..plan.events)
+            .map(|i| Bytes::from(format!("data: {}\n\n", stream_event(&spec, i, plan.events))))
+            .collect();
+        return sse_response(frames, plan, state.clone());
+    }
+    match unary_result(&call, state) {
+        Ok(result) => json_response(result.to_string()),
+        Err((code, message)) => refuse(status_of(code, message)),
+    }
+}
+
+async fn wait_as(mode: &Mode) {
+    match mode {
+        Mode::Hang => std::future::pending().await,
+        Mode::Delay { ms } => tokio::time::sleep(Duration::from_millis(*ms)).await,
+        _ => {}
+    }
 }
 
 async fn respond(method: &Method, path: &str, body: &[u8], state: &Arc<State>) -> Response<Body> {
     let mode = state.mode();
-    match mode {
-        Mode::Hang => std::future::pending().await,
-        Mode::Delay { ms } => tokio::time::sleep(Duration::from_millis(ms)).await,
-        _ => {}
-    }
+    wait_as(&mode).await;
     match *method {
         Method::GET => get_response(path, state),
         Method::POST => post_response(mode, body, state),
@@ -635,6 +721,14 @@ fn get_response(path: &str, state: &State) -> Response<Body> {
 }
 
 fn post_response(mode: Mode, body: &[u8], state: &Arc<State>) -> Response<Body> {
+    match stream_plan(mode) {
+        Ok(plan) => handle_rpc(body, state, plan),
+        Err(fixed) => *fixed,
+    }
+}
+
+/// How the mode streams; `Err`: the fixed answer of `Mode::Fixed`.
+fn stream_plan(mode: Mode) -> Result<StreamPlan, Box<Response<Body>>> {
     let plan = match mode {
         Mode::Fixed {
             status,
@@ -642,7 +736,7 @@ fn post_response(mode: Mode, body: &[u8], state: &Arc<State>) -> Response<Body> 
             body,
         } => {
             let status = StatusCode::from_u16(status).expect("Mode::Fixed: valid status");
-            return bytes_response(status, &content_type, body);
+            return Err(Box::new(bytes_response(status, &content_type, body)));
         }
         Mode::Stream {
             events,
@@ -661,7 +755,7 @@ fn post_response(mode: Mode, body: &[u8], state: &Arc<State>) -> Response<Body> 
         },
         _ => StreamPlan::default(),
     };
-    handle_rpc(body, state, plan)
+    Ok(plan)
 }
 
 fn handle_rpc(body: &[u8], state: &Arc<State>, plan: StreamPlan) -> Response<Body> {

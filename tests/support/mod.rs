@@ -9,4 +9,5 @@ pub mod fault_agent;
 pub mod gateway;
 pub mod keys;
 pub mod mock_agent;
+pub mod mock_rest;
 pub mod pki;

@@ -36,6 +36,18 @@ pub type OnEvents = Box<dyn FnMut(&[u8]) + Send>;
 /// an InvalidAgentResponse event: the error carries those events and why.
 pub type Rewrite = Box<dyn FnMut(&[u8]) -> Result<Bytes, (Bytes, String)> + Send>;
 
+/// `first`, then `second` on what it said. When `first` refuses an event,
+/// the events it said before it still go through `second`.
+pub fn then(mut first: Rewrite, mut second: Rewrite) -> Rewrite {
+    Box::new(move |events: &[u8]| match first(events) {
+        Ok(said) => second(&said),
+        Err((said, why)) => match second(&said) {
+            Ok(said) => Err((said, why)),
+            Err(e) => Err(e),
+        },
+    })
+}
+
 /// What the relay needs to know besides the upstream body.
 pub struct RelaySettings {
     /// Shared with the routing table: a stream holds this for its life.

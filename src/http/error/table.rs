@@ -274,6 +274,25 @@ pub fn for_code(code: i64) -> Mapped {
     }
 }
 
+/// The JSON-RPC code of an error an HTTP+JSON agent named by its
+/// `google.rpc.ErrorInfo` reason, else by its canonical status: what the
+/// table says the other way. What neither names is the agent's failure
+/// (-32603: 502 in the other bindings).
+pub fn code_for_rest(reason: Option<&str>, status: Option<&str>) -> i32 {
+    const KNOWN: [i32; 13] = [
+        -32700, -32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005, -32006, -32007,
+        -32008, -32009,
+    ];
+    let by_reason =
+        reason.and_then(|r| (KNOWN.iter().copied()).find(|&c| for_code(i64::from(c)).reason == r));
+    by_reason.unwrap_or(match status {
+        Some("NOT_FOUND") => -32001,
+        Some("INVALID_ARGUMENT" | "OUT_OF_RANGE") => jsonrpc::INVALID_PARAMS,
+        Some("FAILED_PRECONDITION" | "UNIMPLEMENTED") => -32004,
+        _ => jsonrpc::INTERNAL_ERROR,
+    })
+}
+
 /// An agent's failure: 502, or 504 when it was too slow.
 fn failed(code: i32, grpc: &'static str, reason: &'static str) -> Mapped {
     let http = match grpc {

@@ -1,10 +1,12 @@
-"""Tiny echo agent on a2a-sdk 1.x (JSON-RPC binding).
+"""Tiny echo agent on a2a-sdk 1.x (JSON-RPC or HTTP+JSON binding).
 
-  python agent_v1.py --port P [--compat] [--skill ID]
+  python agent_v1.py --port P [--compat | --rest] [--skill ID]
 
 Without --compat it speaks A2A 1.0 only; with --compat it also accepts
 0.3 JSON-RPC on the same endpoint (SDK option enable_v0_3_compat) and its
-card advertises both protocol versions.
+card advertises both protocol versions. With --rest it serves only the
+HTTP+JSON binding of 1.0, under /rest (the card's interface URL says so),
+and no JSON-RPC at all.
 A message whose text contains "more" leaves the task input-required
 ("need more input (by SKILL)"); anything else completes it with an echo,
 "echo: TEXT (by SKILL)", in the status message and in an artifact. SKILL
@@ -18,7 +20,9 @@ from starlette.applications import Starlette
 from a2a.helpers.proto_helpers import new_task, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes, create_jsonrpc_routes, create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TaskState,
@@ -54,15 +58,19 @@ def main() -> None:
     ap.add_argument('--skill', default='echo',
                     help='skill id (distinct per agent so a fleet can route)')
     ap.add_argument('--compat', action='store_true')
+    ap.add_argument('--rest', action='store_true')
     a = ap.parse_args()
     url = f'http://127.0.0.1:{a.port}/'
     ifaces = [AgentInterface(url=url, protocol_binding='JSONRPC',
                              protocol_version='1.0')]
+    if a.rest:
+        ifaces = [AgentInterface(url=f'{url}rest', protocol_binding='HTTP+JSON',
+                                 protocol_version='1.0')]
     if a.compat:
         ifaces.append(AgentInterface(url=url, protocol_binding='JSONRPC',
                                      protocol_version='0.3'))
     card = AgentCard(
-        name='echo-v1-compat' if a.compat else 'echo-v1',
+        name='echo-v1-rest' if a.rest else 'echo-v1-compat' if a.compat else 'echo-v1',
         description='echo agent (a2a-sdk 1.x)', version='1.0.0',
         supported_interfaces=ifaces,
         capabilities=AgentCapabilities(streaming=True),
@@ -71,8 +79,12 @@ def main() -> None:
                            tags=['echo'])],
     )
     handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore(), card)
-    routes = create_agent_card_routes(card) + create_jsonrpc_routes(
-        handler, '/', enable_v0_3_compat=a.compat)
+    if a.rest:
+        routes = create_agent_card_routes(card) + create_rest_routes(
+            handler, path_prefix='/rest')
+    else:
+        routes = create_agent_card_routes(card) + create_jsonrpc_routes(
+            handler, '/', enable_v0_3_compat=a.compat)
     uvicorn.run(Starlette(routes=routes), host='127.0.0.1', port=a.port,
                 log_level='warning')
 

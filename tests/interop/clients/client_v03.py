@@ -1,4 +1,8 @@
-"""Interop client on a2a-sdk 0.3.x: python client_v03.py BASE_URL [--skill ID]"""
+"""Interop client on a2a-sdk 0.3.x: python client_v03.py BASE_URL [--skill ID] [--rest]
+
+Default: the SDK's defaults (JSON-RPC). --rest: HTTP+JSON only (the 0.3
+routes under /v1), which the card must offer.
+"""
 import asyncio
 import uuid
 
@@ -7,6 +11,7 @@ import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import (
     Message, Part, Role, Task, TaskIdParams, TaskQueryParams, TextPart,
+    TransportProtocol,
 )
 
 from common import OPS, norm_state, parse_args, report, run_ops, skill_metadata
@@ -23,9 +28,12 @@ def task_text(t: Task) -> list[str]:
 
 
 class V03:
-    def __init__(self, http, card, skill=''):
+    def __init__(self, http, card, skill='', rest=False):
         self.meta = skill_metadata(skill)
-        f = lambda s: ClientFactory(ClientConfig(streaming=s, httpx_client=http))
+        # Empty supported_transports means JSON-RPC only.
+        transports = [TransportProtocol.http_json] if rest else []
+        f = lambda s: ClientFactory(ClientConfig(
+            streaming=s, httpx_client=http, supported_transports=transports))
         self.plain = f(False).create(card)
         self.streaming = f(True).create(card)
 
@@ -60,7 +68,7 @@ class V03:
         return norm_state(t.status.state.value)
 
 
-async def main(base: str, skill: str) -> None:
+async def main(base: str, skill: str, rest: bool) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
         try:
             card = await A2ACardResolver(http, base).get_agent_card()
@@ -68,8 +76,17 @@ async def main(base: str, skill: str) -> None:
             err = f'FAIL: card: {type(e).__name__}: {e}'.splitlines()[0][:300]
             report('', {op: err for op in OPS})
             return
-        report(card.url, await run_ops(V03(http, card, skill), skill))
+        try:
+            client = V03(http, card, skill, rest)
+        except Exception as e:  # noqa: BLE001 - e.g. no HTTP+JSON interface
+            err = f'FAIL: client: {type(e).__name__}: {e}'.splitlines()[0][:300]
+            report('', {op: err for op in OPS})
+            return
+        want = 'HTTP+JSON' if rest else 'JSONRPC'
+        url = next((i.url for i in card.additional_interfaces or []
+                    if i.transport == want), card.url)
+        report(url, await run_ops(client, skill))
 
 
 if __name__ == '__main__':
-    asyncio.run(main(*parse_args()))
+    asyncio.run(main(*parse_args('--rest')))

@@ -1,0 +1,122 @@
+//! Which of an agent's interfaces a call goes to. The client's own binding
+//! and version when the agent offers them (so the call can pass through
+//! untouched); otherwise the first interface on the agent's card that the
+//! gateway can speak, in the card's order, which is the agent's preference.
+//!
+//! The gateway speaks JSON-RPC in every version to agents, and HTTP+JSON
+//! in 1.0 (`crate::a2a::rest_call`). gRPC interfaces and 0.3 HTTP+JSON
+//! ones are passed over.
+
+use crate::a2a::dialect::{Binding, Interface, Versions};
+use crate::a2a::Version;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Door {
+    /// The agent's JSON-RPC interface, which speaks these versions (none
+    /// known: the call passes as it is, as before any card).
+    JsonRpc(Versions),
+    /// The agent's HTTP+JSON 1.0 interface, at this path on the agent's
+    /// origin (its URL's path: `/rest`, or empty for the root).
+    Rest { path: String },
+}
+
+/// The door for a call made over `binding` in `version` to an agent with
+/// these card `interfaces`.
+pub fn choose(binding: Binding, version: Version, interfaces: &[Interface]) -> Door {
+    let rpc: Versions = (interfaces.iter())
+        .filter(|i| i.binding == Binding::JsonRpc)
+        .map(|i| i.version)
+        .collect();
+    let rest = |i: &Interface| i.binding == Binding::HttpJson && i.version == Version::V1_0;
+    let own = interfaces
+        .iter()
+        .find(|i| i.binding == binding && i.version == version);
+    let chosen = match own {
+        Some(i) if i.binding == Binding::JsonRpc || rest(i) => Some(i),
+        _ => interfaces
+            .iter()
+            .find(|i| i.binding == Binding::JsonRpc || rest(i)),
+    };
+    match chosen {
+        Some(i) if i.binding == Binding::HttpJson => Door::Rest {
+            path: url_path(&i.url),
+        },
+        _ => Door::JsonRpc(rpc),
+    }
+}
+
+/// The path of an interface URL, without a trailing slash: calls go to
+/// this path on whichever replica of the agent is chosen, as JSON-RPC
+/// calls go to each replica's configured endpoint.
+fn url_path(url: &str) -> String {
+    let path = match url.parse::<http::Uri>() {
+        Ok(uri) => uri.path().to_string(),
+        Err(_) => String::new(),
+    };
+    path.trim_end_matches('/').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(binding: Binding, version: Version, url: &str) -> Interface {
+        Interface {
+            binding,
+            version,
+            url: url.into(),
+            tenant: None,
+        }
+    }
+
+    #[test]
+    fn the_clients_own_dialect_first_then_the_agents_order() {
+        use Binding::*;
+        use Version::*;
+        let rest_only = [at(HttpJson, V1_0, "http://a:1/rest/")];
+        let rest = Door::Rest {
+            path: "/rest".into(),
+        };
+        assert_eq!(choose(JsonRpc, V0_3, &rest_only), rest);
+        assert_eq!(choose(HttpJson, V1_0, &rest_only), rest);
+        let both = [
+            at(JsonRpc, V1_0, "http://a:1/"),
+            at(HttpJson, V1_0, "http://a:1/"),
+        ];
+        assert_eq!(
+            choose(HttpJson, V1_0, &both),
+            Door::Rest { path: "".into() },
+            "a REST client meets the agent's REST"
+        );
+        assert_eq!(
+            choose(JsonRpc, V0_3, &both),
+            Door::JsonRpc([V1_0].into_iter().collect()),
+            "the agent prefers JSON-RPC"
+        );
+        let prefers_rest = [
+            at(HttpJson, V1_0, "http://a:1/r"),
+            at(JsonRpc, V1_0, "http://a:1/"),
+        ];
+        assert_eq!(
+            choose(JsonRpc, V1_0, &prefers_rest),
+            Door::JsonRpc([V1_0].into_iter().collect()),
+            "the client's own dialect before the agent's preference"
+        );
+        assert_eq!(
+            choose(JsonRpc, V0_3, &prefers_rest),
+            Door::Rest { path: "/r".into() }
+        );
+        let grpc_only = [
+            at(Grpc, V1_0, "http://a:1/"),
+            at(HttpJson, V0_3, "http://a:1/"),
+        ];
+        assert_eq!(
+            choose(JsonRpc, V1_0, &grpc_only),
+            Door::JsonRpc(Versions::default())
+        );
+        assert_eq!(
+            choose(JsonRpc, V1_0, &[]),
+            Door::JsonRpc(Versions::default())
+        );
+    }
+}

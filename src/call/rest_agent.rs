@@ -1,0 +1,251 @@
+//! Calls to an agent's HTTP+JSON 1.0 interface (`crate::bridge::door`).
+//! The call on its way is the 1.0 JSON-RPC call (the client's, or the
+//! bridge's translation of it); here it is said as the REST request
+//! (`crate::a2a::rest_call`), and the agent's REST answer is said back as
+//! the JSON-RPC answer the rest of the way expects: a unary answer whole,
+//! a stream event by event. The result's bytes are kept as the agent wrote
+//! them; a `google.rpc.Status` becomes the JSON-RPC error its reason names
+//! (`crate::http::error::table::code_for_rest`).
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{header, HeaderValue, Response, StatusCode};
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use crate::a2a::rest_call::rest_call;
+use crate::a2a::{jsonrpc, Family, Version};
+use crate::bridge::events::map_event_data;
+use crate::call::sse::Rewrite;
+use crate::http::body::{self, Body};
+use crate::http::error::table::code_for_rest;
+use crate::http::error::GatewayError;
+use crate::upstream::{Caller, Origin, RpcCall, Upstream};
+
+/// The 1.0 JSON-RPC call in `rpc` as the REST call to `upstream`'s
+/// interface at `path`. A call the REST routes cannot carry is the
+/// client's error, naming what.
+pub(super) fn call(
+    upstream: &Upstream,
+    mut parts: Parts,
+    rpc: &[u8],
+    family: Family,
+    path: &str,
+    origin: Origin,
+    caller: &Caller<'_>,
+) -> Result<RpcCall, GatewayError> {
+    let envelope = jsonrpc::parse(rpc).map_err(|e| GatewayError::Internal(e.message))?;
+    let params: Option<Value> = match envelope.params {
+        Some(raw) => Some(serde_json::from_str(raw.get()).map_err(|e| {
+            GatewayError::Internal(format!("the call's params did not read again: {e}"))
+        })?),
+        None => None,
+    };
+    let rest = rest_call(family, params.as_ref(), path).map_err(|why| {
+        GatewayError::InvalidParams(format!("over the agent's HTTP+JSON interface: {why}"))
+    })?;
+    crate::bridge::headers::for_agent(&mut parts.headers, Version::V1_0);
+    let body = match rest.body {
+        Some(body) => {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            Bytes::from(body)
+        }
+        None => {
+            parts.headers.remove(header::CONTENT_TYPE);
+            Bytes::new()
+        }
+    };
+    upstream
+        .rpc_call_from(parts, body, origin, caller)
+        .streaming(family.streams())
+        .at_path(rest.method, &rest.path_and_query)
+}
+
+/// A REST call to an agent's HTTP+JSON interface at `path` of the
+/// client's version: method, route (`sent_path`), query and body as the
+/// client sent them.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pass(
+    upstream: &Upstream,
+    parts: Parts,
+    (sent_path, body): (&str, &Bytes),
+    path: &str,
+    origin: Origin,
+    caller: &Caller<'_>,
+    streams: bool,
+) -> Result<RpcCall, GatewayError> {
+    let method = parts.method.clone();
+    let call = (upstream.rpc_call_from(parts, body.clone(), origin, caller)).streaming(streams);
+    let mut target = String::with_capacity(path.len() + sent_path.len() + 64);
+    target.push_str(path);
+    target.push_str(sent_path);
+    if let Some(query) = call.query() {
+        target.push('?');
+        target.push_str(query);
+    }
+    call.at_path(method, &target)
+}
+
+/// A passed-through REST answer as a JSON-RPC one, for learning from it
+/// (`crate::a2a::seen` reads JSON-RPC answers); not JSON: nothing to learn.
+pub(super) fn as_result(answer: &[u8]) -> Vec<u8> {
+    result("null", answer).unwrap_or_default()
+}
+
+/// The agent's unary REST answer as a JSON-RPC one with the call's `id`.
+/// An HTTP error that is not A2A's goes as it came, as any agent's does.
+pub(super) async fn answer<B>(
+    response: Response<B>,
+    id: Option<&RawValue>,
+    owner: &str,
+    within: std::time::Duration,
+) -> Result<Response<Body>, GatewayError>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    let (mut parts, body) = response.into_parts();
+    let bytes = super::whole::read(body, owner, within).await?;
+    let id = id.map_or("null", |id| id.get());
+    let said = match parts.status.is_success() {
+        true => result(id, &bytes).ok_or_else(|| GatewayError::InvalidAgentResponse {
+            upstream: owner.to_string(),
+            detail: format!("its HTTP+JSON answer ({}) is not JSON", parts.status),
+        })?,
+        false => match error(id, &bytes) {
+            Some(said) => said,
+            None => return Ok(Response::from_parts(parts, body::full(bytes))),
+        },
+    };
+    parts.status = StatusCode::OK;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(Response::from_parts(parts, body::full(said)))
+}
+
+/// Each event of the agent's REST stream as a JSON-RPC one with `id`.
+pub(super) fn events(id: Option<&RawValue>) -> Rewrite {
+    let id = id.map_or("null", |id| id.get()).to_string();
+    Box::new(move |events: &[u8]| {
+        let id = id.as_str();
+        map_event_data(events, |data| {
+            let said = match is_status(data) {
+                true => error(id, data),
+                false => result(id, data),
+            };
+            said.map(|said| (None, said))
+                .ok_or_else(|| "an event of its HTTP+JSON stream is not JSON".to_string())
+        })
+    })
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` (`id` is the call's id as
+/// JSON text), the result's bytes as the agent wrote them (checked to be
+/// JSON). An empty body is `{}`: the ProtoJSON of `google.protobuf.Empty`
+/// (a deleted push config).
+fn result(id: &str, result: &[u8]) -> Option<Vec<u8>> {
+    let result = match result.iter().all(u8::is_ascii_whitespace) {
+        true => b"{}".as_slice(),
+        false => {
+            serde_json::from_slice::<IgnoredAny>(result).ok()?;
+            result
+        }
+    };
+    let mut out = Vec::with_capacity(result.len() + id.len() + 36);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.push(b'}');
+    Some(out)
+}
+
+/// Whether an event is a `google.rpc.Status` (an error the agent ended
+/// its stream with): a `StreamResponse` has no `error` member.
+fn is_status(data: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(data)
+        .is_ok_and(|v| v.get("error").is_some_and(Value::is_object))
+}
+
+/// A `google.rpc.Status` as the JSON-RPC error it names; its ErrorInfo's
+/// metadata is the error's data. `None`: not a `google.rpc.Status`.
+fn error(id: &str, status: &[u8]) -> Option<Vec<u8>> {
+    let status: Value = serde_json::from_slice(status).ok()?;
+    let error = status.get("error")?.as_object()?;
+    let info = (error.get("details").and_then(Value::as_array).into_iter())
+        .flatten()
+        .find(|d| d.get("reason").is_some());
+    let reason = info.and_then(|i| i.get("reason")).and_then(Value::as_str);
+    let code = code_for_rest(reason, error.get("status").and_then(Value::as_str));
+    let message = error
+        .get("message")
+        .cloned()
+        .unwrap_or(Value::String(String::new()));
+    let mut said = json!({"code": code, "message": message});
+    if let Some(metadata) = info
+        .and_then(|i| i.get("metadata"))
+        .filter(|m| m.as_object().is_some_and(|m| !m.is_empty()))
+    {
+        said["data"] = metadata.clone();
+    }
+    let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
+    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": said})).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id() -> Box<RawValue> {
+        RawValue::from_string("7".into()).unwrap()
+    }
+
+    const ID: &str = "7";
+
+    #[test]
+    fn results_keep_their_bytes_and_errors_become_json_rpc_errors() {
+        let said = result(ID, br#"{"task": {"id":"t"}}"#).unwrap();
+        assert_eq!(
+            said,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"task": {"id":"t"}}}"#
+        );
+        assert_eq!(
+            result("null", b"").unwrap(),
+            br#"{"jsonrpc":"2.0","id":null,"result":{}}"#
+        );
+        assert!(result("null", b"<html>").is_none());
+        let status = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no task t",
+            "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo",
+            "reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"id":"t"}}]}}"#;
+        let said: Value = serde_json::from_slice(&error(ID, status).unwrap()).unwrap();
+        assert_eq!(
+            said,
+            json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32001, "message": "no task t",
+                "data": {"id": "t"}}})
+        );
+        let bare = br#"{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"bad"}}"#;
+        let said: Value = serde_json::from_slice(&error("null", bare).unwrap()).unwrap();
+        assert_eq!(said["error"]["code"], -32602);
+        assert!(error("null", b"{\"detail\":\"Not Found\"}").is_none());
+    }
+
+    #[test]
+    fn stream_events_are_said_one_by_one() {
+        let mut rewrite = events(Some(&id()));
+        let out = rewrite(b"data: {\"task\":{}}\n\nevent: error\ndata: {\"error\":{\"code\":400,\"status\":\"FAILED_PRECONDITION\",\"message\":\"m\",\"details\":[{\"reason\":\"TASK_NOT_CANCELABLE\"}]}}\n\n").unwrap();
+        let text = String::from_utf8(out.to_vec()).unwrap();
+        assert!(
+            text.starts_with("data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"task\":{}}}\n\n"),
+            "{text}"
+        );
+        assert!(text.contains("\"code\":-32002"), "{text}");
+        assert!(rewrite(b"data: nope\n\n").is_err());
+    }
+}

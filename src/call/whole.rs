@@ -1,0 +1,41 @@
+//! An agent's unary answer read whole, for the calls whose answer is said
+//! anew before it goes on (translated by the bridge, or from an HTTP+JSON
+//! agent): bounded in size, and in time by the stream idle timeout.
+//! Answers that pass through are streamed and have neither bound.
+
+use bytes::Bytes;
+
+use crate::http::body::{self, ReadError};
+use crate::http::error::GatewayError;
+
+/// A larger answer is refused as an invalid one.
+pub(super) const MAX_ANSWER: usize = 16 * 1024 * 1024;
+
+/// The whole body of `owner`'s answer; a broken one is the agent being
+/// unavailable, a slow one its timeout, an oversized one invalid.
+pub(super) async fn read<B>(
+    body: B,
+    owner: &str,
+    within: std::time::Duration,
+) -> Result<Bytes, GatewayError>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    let upstream = owner.to_string();
+    match tokio::time::timeout(within, body::read_to_limit(body, MAX_ANSWER)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(ReadError::TooLarge)) => Err(GatewayError::InvalidAgentResponse {
+            upstream,
+            detail: format!("the answer is over {MAX_ANSWER} bytes"),
+        }),
+        Ok(Err(ReadError::Body(e))) => Err(GatewayError::UpstreamUnavailable {
+            upstream,
+            detail: format!("the answer broke off: {e}"),
+        }),
+        Err(_) => Err(GatewayError::UpstreamTimeout {
+            upstream,
+            detail: format!("the answer did not arrive within {within:?}"),
+        }),
+    }
+}
