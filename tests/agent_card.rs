@@ -408,6 +408,7 @@ async fn per_agent_1_0_only_card_is_offered_in_1_0_and_0_3_keeping_its_tenant() 
     let endpoint = agent_url(&gw, UPSTREAM);
     let mut expected = served_at(card, &endpoint);
     expected["supportedInterfaces"][0]["tenant"] = json!("t-1");
+    expected["supportedInterfaces"][2]["tenant"] = json!("t-1");
     assert_eq!(served, expected);
     assert_eq!(served["url"], endpoint, "0.3 clients are offered it too");
 }

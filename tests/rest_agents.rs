@@ -300,3 +300,54 @@ async fn a_probe_for_an_unknown_task_asks_a_rest_agent_over_rest() {
         "{probes:?}"
     );
 }
+
+#[tokio::test]
+async fn tenant_routes_carry_the_tenant_to_every_kind_of_agent() {
+    let rest = rest_agent().await;
+    let rpc_agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("r", &rest.url()), ("j", &rpc_agent.url())], "").await;
+    let send = Bytes::from(send10("hi").to_string());
+    let url = format!("{}agents/r/acme/message:send", gw.url());
+    let reply = client::request(Method::POST, &url, send.clone(), &[JSON], Proto::Http1).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(last(&rest).path_and_query, "/rest/acme/message:send");
+    let url = format!("{}agents/j/acme/message:send", gw.url());
+    let reply = client::request(Method::POST, &url, send, &[JSON], Proto::Http1).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let call = last(&rpc_agent).json();
+    assert_eq!(
+        (&call["method"], &call["params"]["tenant"]),
+        (&json!("SendMessage"), &json!("acme"))
+    );
+    // A JSON-RPC 1.0 call's tenant is the REST agent's path prefix.
+    let get = rpc(json!(1), "GetTask", json!({"id": "t", "tenant": "acme"}));
+    client::post_json(&format!("{}agents/r", gw.url()), get, &[V1]).await;
+    assert_eq!(last(&rest).path_and_query, "/rest/acme/tasks/t");
+}
+
+#[tokio::test]
+async fn a_rest_agent_that_dies_mid_stream_ends_it_in_the_clients_binding() {
+    let mock = rest_agent().await;
+    mock.set_mode(Mode::ResetMidStream { events_before: 1 });
+    let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
+    let call = rpc(json!(7), "SendStreamingMessage", send10("hi"));
+    let events = client::post_stream(&gw.url(), call, &[V1])
+        .await
+        .collect_events(LIMIT)
+        .await;
+    assert_eq!(events.len(), 2, "one event, then the end: {events:?}");
+    let end: Value = serde_json::from_str(&events[1]).unwrap();
+    assert_eq!(end["id"], 7, "{end}");
+    assert!(end["error"]["code"].is_i64(), "a JSON-RPC error: {end}");
+
+    let url = format!("{}message:stream", gw.url());
+    let body = Bytes::from(send10("hi").to_string());
+    let mut stream = client::post_stream(&url, body, &[JSON]).await;
+    let events = stream.collect_events(LIMIT).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    let end: Value = serde_json::from_str(&events[1]).unwrap();
+    assert_eq!(
+        end["error"]["status"], "UNAVAILABLE",
+        "a google.rpc.Status: {end}"
+    );
+}

@@ -158,8 +158,34 @@ fn to_camel(name: &str) -> String {
 
 /// Places a REST request: its method (the 1.0 JSON-RPC one that does the
 /// same) and its params (path ids and query members; the body's members
-/// join them in [`with_body`]).
+/// join them in [`with_body`]). A path that is no route is tried as
+/// `/{tenant}/` and a 1.0 route (the proto's `additional_bindings`): the
+/// tenant joins the params, as a JSON-RPC 1.0 call carries it. A route
+/// wins over a tenant: `/tasks/t` is GetTask `t`, never ListTasks of
+/// tenant `tasks`.
 pub fn place(method: &Method, path: &str, query: Option<&str>) -> Result<Placed, Refused> {
+    match place_route(method, path, query) {
+        Err(Refused::NotFound) => {}
+        placed => return placed,
+    }
+    let Some((tenant, route)) = path.trim_start_matches('/').split_once('/') else {
+        return Err(Refused::NotFound);
+    };
+    // `/v1/` is 0.3's, which has no tenants.
+    if tenant == "v1" || tenant.is_empty() || route.starts_with("v1/") {
+        return Err(Refused::NotFound);
+    }
+    let tenant = path_id(tenant)?;
+    let mut placed = place_route(method, &format!("/{route}"), query)?;
+    if let Value::Object(params) = &mut placed.params {
+        params.insert("tenant".into(), Value::String(tenant));
+    }
+    placed.path = path.to_string();
+    Ok(placed)
+}
+
+/// [`place`] without tenants.
+fn place_route(method: &Method, path: &str, query: Option<&str>) -> Result<Placed, Refused> {
     use Family::*;
     // 0.3's routes are 1.0's under `/v1`, less ListTasks (0.3 had none).
     let (route, v03) = match path.strip_prefix("/v1/") {
@@ -331,6 +357,40 @@ mod tests {
             place(&Method::GET, "/v1/tasks", None).unwrap_err(),
             Refused::NotFound,
             "0.3 had no ListTasks"
+        );
+    }
+
+    #[test]
+    fn a_tenant_prefixes_any_1_0_route() {
+        assert_eq!(
+            placed(Method::GET, "/acme/tasks/t-1", None),
+            ("GetTask", json!({"id": "t-1", "tenant": "acme"}))
+        );
+        assert_eq!(
+            placed(Method::GET, "/acme/tasks", None),
+            ("ListTasks", json!({"tenant": "acme"}))
+        );
+        assert_eq!(
+            placed(Method::GET, "/tasks/t-1", None),
+            ("GetTask", json!({"id": "t-1"})),
+            "a route before a tenant"
+        );
+        let p = place(&Method::POST, "/a%20b/message:send", None).unwrap();
+        assert_eq!(
+            (p.params, p.path.as_str()),
+            (json!({"tenant": "a b"}), "/a%20b/message:send")
+        );
+        assert_eq!(
+            place(&Method::GET, "/acme/v1/tasks/t", None).unwrap_err(),
+            Refused::NotFound
+        );
+        assert_eq!(
+            place(&Method::GET, "/acme/nothing", None).unwrap_err(),
+            Refused::NotFound
+        );
+        assert_eq!(
+            place(&Method::PUT, "/acme/tasks/t", None).unwrap_err(),
+            Refused::MethodNotAllowed("GET")
         );
     }
 

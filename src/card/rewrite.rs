@@ -53,13 +53,14 @@ pub fn offer_every_version(card: &mut Map<String, Value>, endpoint: &str, tenant
     card.insert("additionalInterfaces".into(), additional);
     let mut current =
         json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "1.0"});
+    // HTTP+JSON 1.0 last: clients that speak both keep JSON-RPC. Its tenant
+    // is the agent's too (the `/{tenant}/` routes carry it to the agent).
+    let mut rest = json!({"url": endpoint, "protocolBinding": HTTP_JSON, "protocolVersion": "1.0"});
     if let Some(tenant) = tenant {
+        rest["tenant"] = tenant.clone();
         current["tenant"] = tenant;
     }
     let old = json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "0.3"});
-    // HTTP+JSON 1.0 last: clients that speak both keep JSON-RPC. It has no
-    // tenant: the gateway serves no `/{tenant}/` routes yet.
-    let rest = json!({"url": endpoint, "protocolBinding": HTTP_JSON, "protocolVersion": "1.0"});
     card.insert("supportedInterfaces".into(), json!([current, old, rest]));
 }
 
@@ -148,7 +149,7 @@ mod tests {
             json!([
                 {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t1"},
                 {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-                {"url": "http://gw/", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+                {"url": "http://gw/", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0", "tenant": "t1"}
             ])
         );
         assert_eq!(

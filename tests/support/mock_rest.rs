@@ -9,8 +9,27 @@ use http::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 /// The JSON-RPC 1.0 method and params of a REST request (`path` is under
-/// the interface's prefix); or the status and message to refuse it with.
+/// the interface's prefix, maybe after a `/{tenant}`); or the status and
+/// message to refuse it with.
 pub fn call_of(
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<(String, Value), (StatusCode, String)> {
+    let routed = route_of(method, path, query, body);
+    let tenant = path.trim_start_matches('/').split_once('/');
+    match (routed, tenant) {
+        (Err((StatusCode::NOT_FOUND, _)), Some((tenant, route))) => {
+            let (name, mut params) = route_of(method, &format!("/{route}"), query, body)?;
+            params["tenant"] = json!(tenant);
+            Ok((name, params))
+        }
+        (routed, _) => routed,
+    }
+}
+
+fn route_of(
     method: &Method,
     path: &str,
     query: Option<&str>,
