@@ -1,7 +1,8 @@
 """The bench's request bodies, written as OUT/NAME.json: message/send of
 1 KiB and 64 KiB, tasks/get, message/stream of 512 bytes, a 1 KiB
 message that the fleet's matcher places with the translate agent, and the
-1 KiB send and 512-byte stream in A2A 1.0's shape (bench/bridge.sh).
+1 KiB send and 512-byte stream in A2A 1.0's shape (bench/bridge.sh), and
+the 1 KiB send as an HTTP+JSON body (bench/rest.sh).
 Used by bench/run.sh and bench/pgo.sh.
 
     python3 bench/bodies.py OUT
@@ -38,6 +39,12 @@ def send10(n, method="SendMessage"):
     return sized(n, head, '"}]}}}', ECHO)
 
 
+def rest10(n):
+    """The 1.0 send's HTTP+JSON body (the params alone), n bytes (bench/rest.sh)."""
+    head = '{"message":{"messageId":"bench-m1","role":"ROLE_USER","parts":[{"text":"'
+    return sized(n, head, '"}]}}', ECHO)
+
+
 def main(out):
     bodies = {
         "send1k": send(1024),
@@ -47,6 +54,7 @@ def main(out):
         "fleet1k": send(1024, words=TRANSLATE),
         "send1k_v10": send10(1024),
         "stream_v10": send10(512, "SendStreamingMessage"),
+        "send1k_rest": rest10(1024),
     }
     for name, body in bodies.items():
         with open(f"{out}/{name}.json", "w") as f:

@@ -14,6 +14,10 @@
 //!                           The value `hold` sends one event and then keeps the
 //!                           stream open without end (for idle-stream memory).
 //!
+//! `serve PORT --rest` is the same agent in A2A 1.0, on two bindings: its
+//! card offers JSON-RPC 1.0 at `/` and HTTP+JSON 1.0 at `/rest`, and it
+//! answers `SendMessage` and `POST /rest/message:send` alike (bench/rest.sh).
+//!
 //! `serve PORT --fleet N` serves N agents instead, on PORT … PORT+N-1, each
 //! with skills of its own (translate, travel, weather, …; see `THEMES`) and
 //! answering `message/send` with `"<skill id>: …"` instead of `"echo: …"`,
@@ -65,8 +69,10 @@ fn main() {
 
 fn serve_main(args: &[String]) -> i32 {
     let port = args.first().and_then(|p| p.parse::<u16>().ok());
+    let rest = args.get(1).is_some_and(|a| a == "--rest");
     let fleet = match args.get(1..) {
         Some([]) | None => Some(None),
+        Some([flag]) if flag == "--rest" => Some(None),
         Some([flag, n]) if flag == "--fleet" => n
             .parse::<usize>()
             .ok()
@@ -76,7 +82,7 @@ fn serve_main(args: &[String]) -> i32 {
     };
     let (Some(port), Some(fleet)) = (port, fleet) else {
         eprintln!(
-            "usage: bench-upstream serve PORT [--fleet N]   (N: 1 to {})",
+            "usage: bench-upstream serve PORT [--rest | --fleet N]   (N: 1 to {})",
             THEMES.len()
         );
         return 2;
@@ -114,8 +120,13 @@ fn serve_main(args: &[String]) -> i32 {
                     return 1;
                 }
             };
+            let card = match (theme, rest) {
+                (Some(t), _) => themed_card(port, t),
+                (None, true) => card_1_0(port),
+                (None, false) => card(port),
+            };
             let mock = Arc::new(Mock {
-                card: Bytes::from(theme.map_or_else(|| card(port), |t| themed_card(port, t))),
+                card: Bytes::from(card),
                 answer_prefix: theme.map_or("echo", |t| t.id),
                 default_events,
                 next_task: AtomicU64::new(1),
@@ -218,8 +229,26 @@ struct TaskParams<'a> {
 }
 
 impl Mock {
+    /// A completed 1.0 task echoing `params`' first words, wrapped as a
+    /// `SendMessage` result (and the REST body) is.
+    fn task_1_0(&self, params: &str) -> String {
+        let echo = serde_json::from_str::<SendParams>(params)
+            .ok()
+            .and_then(|p| p.message)
+            .and_then(|m| m.parts.into_iter().find_map(|p| p.text))
+            .map(|t| t.chars().take(32).collect::<String>())
+            .unwrap_or_default();
+        let n = self.next_task.fetch_add(1, Ordering::Relaxed);
+        let echo =
+            serde_json::to_string(&format!("{}: {echo}", self.answer_prefix)).unwrap_or_default();
+        format!(
+            r#"{{"task":{{"id":"bench-task-{n}","contextId":"bench-ctx-{n}","status":{{"state":"TASK_STATE_COMPLETED","timestamp":"2026-01-01T00:00:00Z"}},"artifacts":[{{"artifactId":"answer","parts":[{{"text":{echo}}}]}}]}}}}"#
+        )
+    }
+
     async fn handle(&self, req: Request<Incoming>) -> Response<Body> {
         let path = req.uri().path();
+        let rest_send = path.ends_with("/rest/message:send");
         if req.method() == Method::GET {
             return if path.ends_with("/.well-known/agent-card.json")
                 || path.ends_with("/.well-known/agent.json")
@@ -264,6 +293,10 @@ impl Mock {
                 )
             }
         };
+        if rest_send {
+            let task = self.task_1_0(std::str::from_utf8(&body).unwrap_or("{}"));
+            return respond(StatusCode::OK, "application/json", Bytes::from(task));
+        }
         let Ok(env) = serde_json::from_slice::<Envelope>(&body) else {
             return rpc(
                 r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#
@@ -273,6 +306,10 @@ impl Mock {
         let id = env.id.map_or("null", RawValue::get);
         let params = env.params.map_or("{}", RawValue::get);
         match env.method.as_ref() {
+            "SendMessage" => {
+                let task = self.task_1_0(params);
+                rpc(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{task}}}"#))
+            }
             "message/send" => {
                 let echo = serde_json::from_str::<SendParams>(params)
                     .ok()
@@ -368,6 +405,13 @@ fn sse(id: &str, task: u64, events: Events) -> Response<Body> {
 fn card(port: u16) -> String {
     format!(
         r#"{{"name":"Bench Agent","description":"A fast mock A2A agent for benchmarks: echoes messages, streams N events.","url":"http://127.0.0.1:{port}/","version":"1.0.0","protocolVersion":"0.3.0","preferredTransport":"JSONRPC","capabilities":{{"streaming":true,"pushNotifications":false,"stateTransitionHistory":false}},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{{"id":"echo","name":"Echo","description":"Echoes the first words of a message back as a completed task.","tags":["echo","bench"],"examples":["echo this back"]}}]}}"#
+    )
+}
+
+/// The bench agent's card in 1.0 (`serve --rest`): JSON-RPC and HTTP+JSON.
+fn card_1_0(port: u16) -> String {
+    format!(
+        r#"{{"name":"Bench Agent","description":"A fast mock A2A agent for benchmarks, on two bindings.","supportedInterfaces":[{{"url":"http://127.0.0.1:{port}/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}},{{"url":"http://127.0.0.1:{port}/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}}],"version":"1.0.0","capabilities":{{"streaming":true}},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{{"id":"echo","name":"Echo","description":"Echoes the first words of a message back as a completed task.","tags":["echo","bench"]}}]}}"#
     )
 }
 

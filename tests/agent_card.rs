@@ -1348,7 +1348,7 @@ async fn readyz_shows_each_agents_versions_and_where_they_come_from() {
     let up = &ready["upstreams"];
     assert_eq!(
         up["card"]["versions"],
-        json!({"JSONRPC": ["1.0", "0.3", "0.1"], "HTTP+JSON": ["0.3"], "GRPC": ["1.0"]}),
+        json!({"JSONRPC": ["1.0", "0.3", "0.1"], "GRPC": ["1.0"]}),
         "{ready}"
     );
     assert_eq!(up["card"]["versions_from"], "card");

@@ -4,8 +4,8 @@
 //! gateway can speak, in the card's order, which is the agent's preference.
 //!
 //! The gateway speaks JSON-RPC in every version to agents, and HTTP+JSON
-//! in 1.0 (`crate::a2a::rest_call`). gRPC interfaces and 0.3 HTTP+JSON
-//! ones are passed over.
+//! in 1.0 and 0.3 (`crate::a2a::rest_call`, `super::v03_rest_agent`).
+//! gRPC interfaces are passed over.
 
 use crate::a2a::dialect::{Binding, Interface, Versions};
 use crate::a2a::Version;
@@ -15,9 +15,10 @@ pub enum Door {
     /// The agent's JSON-RPC interface, which speaks these versions (none
     /// known: the call passes as it is, as before any card).
     JsonRpc(Versions),
-    /// The agent's HTTP+JSON 1.0 interface, at this path on the agent's
-    /// origin (its URL's path: `/rest`, or empty for the root).
-    Rest { path: String },
+    /// The agent's HTTP+JSON interface in this version (1.0 or 0.3), at
+    /// this path on the agent's origin (its URL's path: `/rest`, or empty
+    /// for the root).
+    Rest { path: String, version: Version },
 }
 
 /// The door for a call made over `binding` in `version` to an agent with
@@ -27,7 +28,9 @@ pub fn choose(binding: Binding, version: Version, interfaces: &[Interface]) -> D
         .filter(|i| i.binding == Binding::JsonRpc)
         .map(|i| i.version)
         .collect();
-    let rest = |i: &Interface| i.binding == Binding::HttpJson && i.version == Version::V1_0;
+    let rest = |i: &Interface| {
+        i.binding == Binding::HttpJson && matches!(i.version, Version::V1_0 | Version::V0_3)
+    };
     let own = interfaces
         .iter()
         .find(|i| i.binding == binding && i.version == version);
@@ -40,6 +43,7 @@ pub fn choose(binding: Binding, version: Version, interfaces: &[Interface]) -> D
     match chosen {
         Some(i) if i.binding == Binding::HttpJson => Door::Rest {
             path: url_path(&i.url),
+            version: i.version,
         },
         _ => Door::JsonRpc(rpc),
     }
@@ -76,6 +80,7 @@ mod tests {
         let rest_only = [at(HttpJson, V1_0, "http://a:1/rest/")];
         let rest = Door::Rest {
             path: "/rest".into(),
+            version: V1_0,
         };
         assert_eq!(choose(JsonRpc, V0_3, &rest_only), rest);
         assert_eq!(choose(HttpJson, V1_0, &rest_only), rest);
@@ -85,7 +90,10 @@ mod tests {
         ];
         assert_eq!(
             choose(HttpJson, V1_0, &both),
-            Door::Rest { path: "".into() },
+            Door::Rest {
+                path: "".into(),
+                version: V1_0
+            },
             "a REST client meets the agent's REST"
         );
         assert_eq!(
@@ -104,12 +112,31 @@ mod tests {
         );
         assert_eq!(
             choose(JsonRpc, V0_3, &prefers_rest),
-            Door::Rest { path: "/r".into() }
+            Door::Rest {
+                path: "/r".into(),
+                version: V1_0
+            }
         );
-        let grpc_only = [
-            at(Grpc, V1_0, "http://a:1/"),
+        let old_rest = [
             at(HttpJson, V0_3, "http://a:1/"),
+            at(HttpJson, V1_0, "http://a:1/n"),
         ];
+        assert_eq!(
+            choose(HttpJson, V1_0, &old_rest),
+            Door::Rest {
+                path: "/n".into(),
+                version: V1_0
+            }
+        );
+        assert_eq!(
+            choose(JsonRpc, V1_0, &old_rest),
+            Door::Rest {
+                path: "".into(),
+                version: V0_3
+            },
+            "the agent's first"
+        );
+        let grpc_only = [at(Grpc, V1_0, "http://a:1/")];
         assert_eq!(
             choose(JsonRpc, V1_0, &grpc_only),
             Door::JsonRpc(Versions::default())

@@ -23,6 +23,7 @@ mod v01;
 mod v01_agent;
 mod v03;
 pub mod v03_rest;
+pub mod v03_rest_agent;
 mod v10;
 
 pub use plan::{plan, Plan};

@@ -70,7 +70,7 @@ fn push_set_in(mut obj: Obj) -> Result<Value> {
     Ok(Value::Object(flat))
 }
 
-fn config_in(value: Value, here: &str) -> Result<Value> {
+pub(super) fn config_in(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     if let Some(push) = obj.remove("pushNotification") {
         let flat = push_config_in(push, &at(here, "pushNotification"))?;
@@ -89,14 +89,14 @@ fn config_in(value: Value, here: &str) -> Result<Value> {
     Ok(Value::Object(obj))
 }
 
-fn message_in(value: Value, here: &str) -> Result<Value> {
+pub(super) fn message_in(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     rename(&mut obj, "content", "parts");
     map_list(&mut obj, "parts", here, part_in)?;
     Ok(Value::Object(obj))
 }
 
-fn part_in(value: Value, here: &str) -> Result<Value> {
+pub(super) fn part_in(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     if let Some(file) = obj.remove("file") {
         let mut file = object(file, &at(here, "file"))?;
@@ -174,7 +174,7 @@ fn status_out(value: Value, here: &str) -> Result<Value> {
     Ok(Value::Object(obj))
 }
 
-fn message_out(value: Value, here: &str) -> Result<Value> {
+pub(super) fn message_out(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     obj.remove("referenceTaskIds");
     map_list(&mut obj, "parts", here, part_out)?;
@@ -188,7 +188,7 @@ fn artifact_out(value: Value, here: &str) -> Result<Value> {
     Ok(Value::Object(obj))
 }
 
-fn part_out(value: Value, here: &str) -> Result<Value> {
+pub(super) fn part_out(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     let media = obj.remove("mediaType");
     obj.remove("filename");

@@ -79,6 +79,15 @@ impl Front {
     fn is_rest(self) -> bool {
         self != Front::JsonRpc
     }
+
+    /// The version the client speaks: a 0.3 REST call is read as the 1.0
+    /// call `called` is.
+    fn version(self, called: Version) -> Version {
+        match self {
+            Front::Rest03 => Version::V0_3,
+            _ => called,
+        }
+    }
 }
 
 /// Handles a JSON-RPC POST; `path_upstream` is set for `/agents/{name}`.
@@ -414,21 +423,18 @@ async fn forward(
     can_push(state, method, &owner)?;
     learn_from_request(state, method, call.params, &owner);
     let config = &state.config.upstreams[route.upstream];
-    let door = (state.fleet.view()).door(config, call.front.binding(), method.version);
+    let said_in = call.front.version(method.version);
+    let door = (state.fleet.view()).door(config, call.front.binding(), said_in);
+    // Calls to a REST agent go as the 1.0 call, said in its REST version.
     let versions = match &door {
         Door::JsonRpc(versions) => *versions,
         Door::Rest { .. } => Versions::default().with(Version::V1_0),
     };
     let mut bridged = bridged::plan(state, &call, versions, &owner)?;
-    // A 0.3 REST call is read as the 1.0 call: its client speaks 0.3.
-    let (client, agent) = match &bridged {
-        Some(b) => (b.client(), b.agent()),
-        None => (call.method.version, call.method.version),
-    };
-    let client = if call.front == Front::Rest03 {
-        Version::V0_3
-    } else {
-        client
+    let (client, agent) = match (&bridged, &door) {
+        (Some(b), Door::JsonRpc(_)) => (call.front.version(b.client()), b.agent()),
+        (_, Door::Rest { version, .. }) => (said_in, *version),
+        (None, _) => (said_in, said_in),
     };
     record.versions(client, Some((client, agent)));
     let mut parts = call.parts;
@@ -439,14 +445,17 @@ async fn forward(
     let upstream = &state.upstreams[route.upstream];
     let (family, streams) = (method.family, method.family.streams());
     // A REST call to a REST agent of its version goes as it came.
-    let passes_as_rest = matches!(door, Door::Rest { .. }) && bridged.is_none();
+    let passes_as_rest = call.front.is_rest()
+        && bridged.is_none()
+        && matches!(&door, Door::Rest { version, .. } if *version == said_in);
     let forwarded = match (&door, &call.rest_sent) {
-        (Door::Rest { path }, Some(sent)) if passes_as_rest => {
+        (Door::Rest { path, .. }, Some(sent)) if passes_as_rest => {
             let sent = (sent.path.as_str(), &sent.body);
             rest_agent::pass(upstream, parts, sent, path, origin, &caller, streams)?
         }
-        (Door::Rest { path }, _) => {
-            rest_agent::call(upstream, parts, &bytes, family, path, origin, &caller)?
+        (Door::Rest { path, version }, _) => {
+            let to = (path.as_str(), *version);
+            rest_agent::call(upstream, parts, &bytes, family, to, origin, &caller)?
         }
         (Door::JsonRpc(_), _) => {
             (upstream.rpc_call_from(parts, bytes, origin, &caller)).streaming(streams)
@@ -478,13 +487,16 @@ async fn forward(
         return Ok(response);
     }
     match door {
-        Door::Rest { .. } if streams => {
-            sighting.rewrite = Some((rest_agent::events(call.id), Version::V1_0));
+        Door::Rest { version, .. } if streams => {
+            let v03 = version == Version::V0_3;
+            sighting.rewrite = Some((rest_agent::events(call.id, v03), Version::V1_0));
             answer.deliver(response, sighting).await
         }
-        Door::Rest { .. } => {
+        Door::Rest { version, .. } => {
             let within = state.config.limits.sse_idle_timeout;
-            let response = rest_agent::answer(response, call.id, &answer.owner, within).await?;
+            let v03 = (version == Version::V0_3).then_some(family);
+            let owner = &answer.owner;
+            let response = rest_agent::answer(response, call.id, owner, within, v03).await?;
             answer.deliver(response, sighting).await
         }
         Door::JsonRpc(_) => answer.deliver(response, sighting).await,

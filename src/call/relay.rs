@@ -53,7 +53,7 @@ where
         let mut first = true;
         let mut tasks = crate::telemetry::metrics::StreamTasks::new(state.metrics.clone());
         let rest_answer = sighting.rest_answer;
-        let mut as_rpc = rest_answer.then(|| super::rest_agent::events(None));
+        let mut as_rpc = rest_answer.then(|| super::rest_agent::events(None, false));
         let on_events = Box::new(move |events: &[u8]| {
             let said;
             let events = match as_rpc.as_mut() {

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use crate::a2a::rest_call::rest_call;
 use crate::a2a::{jsonrpc, Family, Version};
 use crate::bridge::events::map_event_data;
+use crate::bridge::v03_rest_agent;
 use crate::call::sse::Rewrite;
 use crate::http::body::{self, Body};
 use crate::http::error::table::code_for_rest;
@@ -24,14 +25,15 @@ use crate::http::error::GatewayError;
 use crate::upstream::{Caller, Origin, RpcCall, Upstream};
 
 /// The 1.0 JSON-RPC call in `rpc` as the REST call to `upstream`'s
-/// interface at `path`. A call the REST routes cannot carry is the
+/// interface at `path`, of that `version` (1.0, or 0.3: its routes under
+/// `/v1`, its ProtoJSON). A call the REST routes cannot carry is the
 /// client's error, naming what.
 pub(super) fn call(
     upstream: &Upstream,
     mut parts: Parts,
     rpc: &[u8],
     family: Family,
-    path: &str,
+    (path, version): (&str, Version),
     origin: Origin,
     caller: &Caller<'_>,
 ) -> Result<RpcCall, GatewayError> {
@@ -42,10 +44,22 @@ pub(super) fn call(
         })?),
         None => None,
     };
-    let rest = rest_call(family, params.as_ref(), path).map_err(|why| {
+    let refused = |why: String| {
         GatewayError::InvalidParams(format!("over the agent's HTTP+JSON interface: {why}"))
-    })?;
-    crate::bridge::headers::for_agent(&mut parts.headers, Version::V1_0);
+    };
+    let (params, path) = match version {
+        Version::V0_3 => {
+            let params =
+                v03_rest_agent::params_out(family, params).map_err(|e| match e.field.as_str() {
+                    "method" => GatewayError::UnsupportedOperation(e.why.clone()),
+                    _ => refused(e.to_string()),
+                })?;
+            (Some(params), format!("{path}/v1"))
+        }
+        _ => (params, path.to_string()),
+    };
+    let rest = rest_call(family, params.as_ref(), &path).map_err(refused)?;
+    crate::bridge::headers::for_agent(&mut parts.headers, version);
     let body = match rest.body {
         Some(body) => {
             parts.headers.insert(
@@ -96,21 +110,32 @@ pub(super) fn as_result(answer: &[u8]) -> Vec<u8> {
     result("null", answer).unwrap_or_default()
 }
 
-/// The agent's unary REST answer as a JSON-RPC one with the call's `id`.
-/// An HTTP error that is not A2A's goes as it came, as any agent's does.
+/// The agent's unary REST answer as a JSON-RPC one with the call's `id`
+/// (from a 0.3 agent, `v03` is the call's family: its answer is read into
+/// 1.0). An HTTP error that is not A2A's goes as it came, as any agent's
+/// does.
 pub(super) async fn answer<B>(
     response: Response<B>,
     id: Option<&RawValue>,
     owner: &str,
     within: std::time::Duration,
+    v03: Option<Family>,
 ) -> Result<Response<Body>, GatewayError>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
 {
     let (mut parts, body) = response.into_parts();
-    let bytes = super::whole::read(body, owner, within).await?;
+    let mut bytes = super::whole::read(body, owner, within).await?;
     let id = id.map_or("null", |id| id.get());
+    if let (Some(family), true) = (v03, parts.status.is_success()) {
+        bytes = read_0_3(&bytes, |v| v03_rest_agent::answer_in(family, v)).map_err(|why| {
+            GatewayError::InvalidAgentResponse {
+                upstream: owner.to_string(),
+                detail: format!("its HTTP+JSON 0.3 answer: {why}"),
+            }
+        })?;
+    }
     let said = match parts.status.is_success() {
         true => result(id, &bytes).ok_or_else(|| GatewayError::InvalidAgentResponse {
             upstream: owner.to_string(),
@@ -130,20 +155,42 @@ where
     Ok(Response::from_parts(parts, body::full(said)))
 }
 
-/// Each event of the agent's REST stream as a JSON-RPC one with `id`.
-pub(super) fn events(id: Option<&RawValue>) -> Rewrite {
+/// Each event of the agent's REST stream as a JSON-RPC one with `id`
+/// (read into 1.0 first from a 0.3 agent: `v03`).
+pub(super) fn events(id: Option<&RawValue>, v03: bool) -> Rewrite {
     let id = id.map_or("null", |id| id.get()).to_string();
     Box::new(move |events: &[u8]| {
         let id = id.as_str();
         map_event_data(events, |data| {
-            let said = match is_status(data) {
-                true => error(id, data),
-                false => result(id, data),
+            if is_status(data) {
+                let said = error(id, data).ok_or("an error event is not JSON")?;
+                return Ok((None, said));
+            }
+            let read;
+            let data = match v03 {
+                true => {
+                    read = read_0_3(data, |v| v03_rest_agent::item_in(v, "event"))?;
+                    &read[..]
+                }
+                false => data,
             };
-            said.map(|said| (None, said))
-                .ok_or_else(|| "an event of its HTTP+JSON stream is not JSON".to_string())
+            let said = result(id, data).ok_or("an event of its HTTP+JSON stream is not JSON")?;
+            Ok((None, said))
         })
+        .map_err(|(said, why): (Bytes, String)| (said, why))
     })
+}
+
+/// A 0.3 answer or event, read into 1.0 by `read`.
+fn read_0_3(
+    bytes: &[u8],
+    read: impl FnOnce(Value) -> Result<Value, crate::bridge::Untranslatable>,
+) -> Result<Bytes, String> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let value = read(value).map_err(|e| e.to_string())?;
+    serde_json::to_vec(&value)
+        .map(Bytes::from)
+        .map_err(|e| e.to_string())
 }
 
 /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` (`id` is the call's id as
@@ -238,7 +285,7 @@ mod tests {
 
     #[test]
     fn stream_events_are_said_one_by_one() {
-        let mut rewrite = events(Some(&id()));
+        let mut rewrite = events(Some(&id()), false);
         let out = rewrite(b"data: {\"task\":{}}\n\nevent: error\ndata: {\"error\":{\"code\":400,\"status\":\"FAILED_PRECONDITION\",\"message\":\"m\",\"details\":[{\"reason\":\"TASK_NOT_CANCELABLE\"}]}}\n\n").unwrap();
         let text = String::from_utf8(out.to_vec()).unwrap();
         assert!(

@@ -76,7 +76,14 @@ fn spoken(
     let config = &state.config.upstreams[upstream];
     let binding = crate::a2a::dialect::Binding::JsonRpc;
     let versions = match view.door(config, binding, client) {
-        Door::Rest { path } => return probe::Ask::Rest(path),
+        Door::Rest { path, version } => {
+            // 0.3's routes are 1.0's under `/v1`, GetTask included.
+            let path = match version {
+                Version::V0_3 => format!("{path}/v1"),
+                _ => path,
+            };
+            return probe::Ask::Rest(path);
+        }
         Door::JsonRpc(versions) => versions,
     };
     match crate::bridge::plan(client, Family::GetTask, &config.name, versions) {

@@ -78,13 +78,14 @@ start() { # logname cmd...
 
 # Each agent has its own skill id (echo-NAME), so the fleet can route to it,
 # and signs its echoes "(by echo-NAME)".
-AGENTS=(v1 v1compat v03 v1rest)
+AGENTS=(v1 v1compat v03 v1rest v03rest)
 declare -A PORT
 for a in "${AGENTS[@]}"; do PORT[$a]=$(freeport); done
 start agent-v1       "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1]}" --skill echo-v1
 start agent-v1compat "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1compat]}" --compat --skill echo-v1compat
 start agent-v03      "$V03" "$HERE/agents/agent_v03.py" --port "${PORT[v03]}" --skill echo-v03
 start agent-v1rest   "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1rest]}" --rest --skill echo-v1rest
+start agent-v03rest  "$V03" "$HERE/agents/agent_v03.py" --port "${PORT[v03rest]}" --rest --skill echo-v03rest
 for a in "${AGENTS[@]}"; do wait_http "http://127.0.0.1:${PORT[$a]}/.well-known/agent-card.json" "agent $a"; done
 
 GW=$(freeport); GWA=$(freeport)
@@ -126,9 +127,9 @@ for mode in direct gateway fleet; do
   for c in "${CLIENTS[@]}"; do
     for a in "${AGENTS[@]}"; do
       # Directly, a REST client needs the agent's HTTP+JSON interface,
-      # which only v1rest serves (the gateway's cards offer it for all).
+      # which only the REST agents serve (the gateway's cards offer it for all).
       case $mode/$c/$a in
-        direct/*rest/v1rest) ;;
+        direct/*rest/*rest) ;;
         direct/*rest/*) continue;;
       esac
       extra=()

@@ -342,7 +342,9 @@ impl Drop for MockAgent {
 
 /// The default card: 0.3 fields plus 1.0 `supportedInterfaces`, offering
 /// JSON-RPC in 1.0, 0.3 and 0.1 (the mock answers all three: calls of
-/// every version pass through untranslated).
+/// every version pass through untranslated), and a gRPC interface that
+/// the gateway passes over. No HTTP+JSON: the gateway would use it, and
+/// only `set_rest` serves it.
 pub fn default_card(url: &str) -> Value {
     json!({
         "name": "Mock Agent",
@@ -352,8 +354,7 @@ pub fn default_card(url: &str) -> Value {
         "url": format!("{url}/"),
         "preferredTransport": "JSONRPC",
         "additionalInterfaces": [
-            {"url": format!("{url}/"), "transport": "JSONRPC"},
-            {"url": format!("{url}/rest"), "transport": "HTTP+JSON"}
+            {"url": format!("{url}/"), "transport": "JSONRPC"}
         ],
         "supportedInterfaces": [
             {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},

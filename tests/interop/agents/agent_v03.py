@@ -10,6 +10,7 @@ import uvicorn
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2AStarletteApplication
+from a2a.server.apps.rest.fastapi_app import A2ARESTFastAPIApplication
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
@@ -49,18 +50,26 @@ def main() -> None:
     ap.add_argument('--port', type=int, required=True)
     ap.add_argument('--skill', default='echo',
                     help='skill id (distinct per agent so a fleet can route)')
+    ap.add_argument('--rest', action='store_true')
     a = ap.parse_args()
     card = AgentCard(
-        name='echo-v03', description='echo agent (a2a-sdk 0.3.x)',
-        url=f'http://127.0.0.1:{a.port}/', version='1.0.0',
-        protocol_version='0.3.0', preferred_transport='JSONRPC',
+        name='echo-v03-rest' if a.rest else 'echo-v03',
+        description='echo agent (a2a-sdk 0.3.x)',
+        # The REST client appends /v1/...: no trailing slash there.
+        url=f'http://127.0.0.1:{a.port}' + ('' if a.rest else '/'),
+        version='1.0.0',
+        protocol_version='0.3.0',
+        preferred_transport='HTTP+JSON' if a.rest else 'JSONRPC',
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=['text/plain'], default_output_modes=['text/plain'],
         skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
                            tags=['echo'])],
     )
     handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore())
-    app = A2AStarletteApplication(agent_card=card, http_handler=handler)
+    if a.rest:
+        app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler)
+    else:
+        app = A2AStarletteApplication(agent_card=card, http_handler=handler)
     uvicorn.run(app.build(), host='127.0.0.1', port=a.port, log_level='warning')
 
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The HTTP+JSON binding's budget (docs/rest.md), measured side by side in
+# one run against one gateway in front of the bench agent on two bindings
+# (bench-upstream serve --rest: JSON-RPC 1.0 at /, HTTP+JSON 1.0 at /rest):
+#   jsonrpc  a 1.0 JSON-RPC client: SendMessage (passes through to JSON-RPC)
+#   rest     a 1.0 REST client: POST /message:send (passes through to REST)
+# Row, a ratio within the run:
+#   cpu   gateway CPU per 1 KiB send at a fixed rate       budget <= 1.2x
+# The two kinds' rounds alternate, so drift hits both alike.
+#
+#   bash bench/rest.sh          the dist build (bench/dist.sh): bench/out/rest-full/
+#   bash bench/rest.sh --smoke  debug build, tiny counts: the harness works
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MODE=full
+case "${1:-}" in
+  "") ;;
+  --smoke) MODE=smoke ;;
+  *) echo "usage: bash bench/rest.sh [--smoke]" >&2; exit 2 ;;
+esac
+OUT=bench/out/rest-$MODE
+rm -rf "$OUT"; mkdir -p "$OUT/logs"
+if [ $MODE = smoke ]; then
+  cargo build --quiet --bin a2a-gateway --example bench-upstream
+  BIN=target/debug; RATE=200; SECS=1; ROUNDS=1
+else
+  bash bench/dist.sh --quiet --bin a2a-gateway --example bench-upstream
+  BIN=target/dist; RATE=3000; SECS=8; ROUNDS=5
+fi
+GW=$BIN/a2a-gateway; UP=$BIN/examples/bench-upstream
+python3 bench/bodies.py "$OUT"
+CLK_TCK=$(getconf CLK_TCK)
+
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_http() { for _ in $(seq 1 240); do curl -fsS -m 1 "$1" >/dev/null 2>&1 && return 0; sleep 0.25; done; echo "not up: $1" >&2; exit 1; }
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+jnum() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1"; }
+
+UPORT=$(freeport); GPORT=$(freeport); GADMIN=$(freeport)
+"$UP" serve "$UPORT" --rest 2>>"$OUT/logs/upstream.log" & PIDS+=($!)
+wait_http "http://127.0.0.1:$UPORT/.well-known/agent-card.json"
+"$GW" run --config bench/gateway.toml --listen "127.0.0.1:$GPORT" --admin-listen "127.0.0.1:$GADMIN" \
+  --upstream "bench=http://127.0.0.1:$UPORT" 2>>"$OUT/logs/gateway.log" & GW_PID=$!; PIDS+=($GW_PID)
+wait_http "http://127.0.0.1:$GADMIN/readyz"
+
+# kind -> URL, body, extra client options
+url_of() { [ "$1" = rest ] && echo "http://127.0.0.1:$GPORT/message:send" || echo "http://127.0.0.1:$GPORT/"; }
+body_of() { [ "$1" = rest ] && echo "$OUT/send1k_rest.json" || echo "$OUT/send1k_v10.json"; }
+V1=(-H "a2a-version: 1.0")
+
+# Warm-up, both ways, every answer checked.
+for kind in jsonrpc rest; do
+  "$UP" rate --url "$(url_of $kind)" --body "$(body_of $kind)" --rate 200 --secs 0.5 --conns 4 \
+    --expect TASK_STATE_COMPLETED "${V1[@]}" >/dev/null
+done
+
+declare -A CPU_US
+echo "==> cpu per 1 KiB send ($RATE/s for ${SECS}s, $ROUNDS rounds each)"
+for round in $(seq 1 $ROUNDS); do
+  for kind in jsonrpc rest; do
+    c0=$(cpu $GW_PID)
+    line=$("$UP" rate --url "$(url_of $kind)" --body "$(body_of $kind)" --rate $RATE --secs $SECS \
+      --conns 16 --expect TASK_STATE_COMPLETED "${V1[@]}" 2>>"$OUT/logs/rate.err")
+    c1=$(cpu $GW_PID)
+    ok=$(jnum "$line" ok); errors=$(jnum "$line" errors)
+    [ "${errors:-1}" = 0 ] || { echo "FAILED: $kind: $line" >&2; exit 1; }
+    us=$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" -v n="$ok" 'BEGIN {printf "%.2f", t / k * 1e6 / n}')
+    CPU_US[$kind]="${CPU_US[$kind]:-} $us"
+    echo "    round $round $kind: $ok calls, $us us CPU/call"
+  done
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+cpu_rpc=$(median <<<"${CPU_US[jsonrpc]}"); cpu_rest=$(median <<<"${CPU_US[rest]}")
+ratio=$(awk -v a="$cpu_rest" -v b="$cpu_rpc" 'BEGIN {printf "%.2f", a / b}')
+verdict=$(awk -v v="$ratio" 'BEGIN {print (v <= 1.2 ? "met" : "MISSED")}')
+{
+  echo "| row | JSON-RPC pass-through | REST pass-through | result | budget | |"
+  echo "|---|---|---|---|---|---|"
+  echo "| CPU per 1 KiB send | ${cpu_rpc} µs | ${cpu_rest} µs | ${ratio}× | ≤ 1.2× | $verdict |"
+} | tee "$OUT/results.md"
