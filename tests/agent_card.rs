@@ -1182,17 +1182,22 @@ async fn extended_card_off_answers_32007() {
             assert_rpc_error(&reply, StatusCode::OK, EXTENDED_NOT_CONFIGURED, json!(id));
         }
     }
-    // The GET paths are REST: a client reads the status, so they answer
-    // 404 (with the same JSON-RPC error in the body), never to be cached.
-    for path in EXTENDED_PATHS {
+    // The GET paths: a client reads the status, never to be cached. The
+    // 0.2.5 one answers 404 with the JSON-RPC error; the HTTP+JSON routes
+    // (1.0 `/extendedAgentCard`, 0.3 `/v1/card`) their binding's
+    // google.rpc.Status, 400 FAILED_PRECONDITION as the spec's table says.
+    for path in EXTENDED_PATHS.iter().chain(&["/v1/card"]) {
         for path in [path.to_string(), format!("/agents/agent{path}")] {
             let reply = client::get(&at(&gw, &path), &[]).await;
-            assert_rpc_error(
-                &reply,
-                StatusCode::NOT_FOUND,
-                EXTENDED_NOT_CONFIGURED,
-                Value::Null,
-            );
+            if path.ends_with("/agent/authenticatedExtendedCard") {
+                let (status, id) = (StatusCode::NOT_FOUND, Value::Null);
+                assert_rpc_error(&reply, status, EXTENDED_NOT_CONFIGURED, id);
+            } else {
+                assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{path}");
+                let v = reply.json();
+                let reason = &v["error"]["details"][0]["reason"];
+                assert_eq!(reason, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "{v}");
+            }
             assert_eq!(reply.header("cache-control"), Some("private, no-store"));
         }
     }

@@ -49,11 +49,20 @@ pub async fn serve(
     origin: &Origin,
     scope: Option<usize>,
 ) -> Response<Body> {
+    // `GET /extendedAgentCard` (1.0) and `GET /v1/card` (0.3) are HTTP+JSON
+    // routes: their errors are a google.rpc.Status. The 0.2.5 path's are
+    // JSON-RPC errors, as they always were.
+    let path = parts.uri.path();
+    let rest = path.ends_with("/extendedAgentCard") || path.ends_with("/v1/card");
+    let refuse = |e: GatewayError| match rest {
+        true => e.into_rest_response(),
+        false => e.into_response(None),
+    };
     // The extended card is for authenticated callers, whatever the public
     // card's setting.
     let identity = match state.authenticate(parts, conn).await {
         Ok(identity) => identity,
-        Err(e) => return e.into_response(None),
+        Err(e) => return refuse(e),
     };
     // Per caller: no shared cache may keep it, but the caller may ask
     // whether it changed.
@@ -63,12 +72,12 @@ pub async fn serve(
             let rendered = crate::card::published::render(&card);
             crate::card::published::respond_with(&rendered, &parts.headers, private.clone())
         }
-        Err(e @ GatewayError::ExtendedCardNotConfigured) => {
+        Err(e @ GatewayError::ExtendedCardNotConfigured) if !rest => {
             let mut r = e.into_response(None);
             *r.status_mut() = http::StatusCode::NOT_FOUND;
             r
         }
-        Err(e) => e.into_response(None),
+        Err(e) => refuse(e),
     };
     response
         .headers_mut()

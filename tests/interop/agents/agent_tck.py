@@ -1,9 +1,10 @@
 """TCK-friendly agent on a2a-sdk 1.3.0 (same SDK/wiring as tests/interop/agents/agent_v1.py).
 
-  python agent_tck.py --port P [--compat]
+  python agent_tck.py --port P [--compat] [--rest]
 
 Without --compat: A2A 1.0 JSON-RPC only. With --compat: also 0.3 JSON-RPC on the
-same endpoint (enable_v0_3_compat), card advertises both.
+same endpoint (enable_v0_3_compat), card advertises both. With --rest: also
+HTTP+JSON 1.0 under /rest, which the card lists after JSON-RPC.
 
 Behaviour (what the A2A TCK 0.3 mandatory tests need: a task that stays open
 after a blocking message/send, so that tasks/cancel and follow-up messages
@@ -25,7 +26,9 @@ from starlette.applications import Starlette
 from a2a.helpers.proto_helpers import new_task
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes, create_jsonrpc_routes, create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TaskState,
@@ -64,6 +67,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument('--port', type=int, required=True)
     ap.add_argument('--compat', action='store_true')
+    ap.add_argument('--rest', action='store_true')
     a = ap.parse_args()
     url = f'http://127.0.0.1:{a.port}/'
     ifaces = [AgentInterface(url=url, protocol_binding='JSONRPC',
@@ -71,6 +75,9 @@ def main() -> None:
     if a.compat:
         ifaces.append(AgentInterface(url=url, protocol_binding='JSONRPC',
                                      protocol_version='0.3'))
+    if a.rest:
+        ifaces.append(AgentInterface(url=f'{url}rest', protocol_binding='HTTP+JSON',
+                                     protocol_version='1.0'))
     card = AgentCard(
         name='tck-v1-compat' if a.compat else 'tck-v1',
         description='TCK agent (a2a-sdk 1.x)', version='1.0.0',
@@ -83,6 +90,8 @@ def main() -> None:
     handler = DefaultRequestHandler(TckExecutor(), InMemoryTaskStore(), card)
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(
         handler, '/', enable_v0_3_compat=a.compat)
+    if a.rest:
+        routes += create_rest_routes(handler, path_prefix='/rest')
     uvicorn.run(Starlette(routes=routes), host='127.0.0.1', port=a.port,
                 log_level='warning')
 
