@@ -351,3 +351,55 @@ async fn a_rest_agent_that_dies_mid_stream_ends_it_in_the_clients_binding() {
         "a google.rpc.Status: {end}"
     );
 }
+
+#[tokio::test]
+async fn a_rest_client_that_leaves_closes_the_rest_agents_stream() {
+    let mock = rest_agent().await;
+    mock.set_mode(Mode::Stream {
+        events: 3,
+        interval_ms: 0,
+        gate_last: true,
+    });
+    let gw = TestGateway::start(&[("agent", &mock.url())], "").await;
+    let url = format!("{}message:stream", gw.url());
+    let body = Bytes::from(send10("hi").to_string());
+    let mut stream = client::post_stream(&url, body, &[JSON]).await;
+    assert!(stream.next_event(LIMIT).await.is_some(), "a first event");
+    assert!(!mock.stream_closed_by_peer());
+    drop(stream);
+    assert!(
+        mock.wait_stream_closed(LIMIT).await,
+        "the agent's stream is closed once the client has gone"
+    );
+}
+
+#[tokio::test]
+async fn rest_calls_are_authenticated_and_the_key_stays_at_the_gateway() {
+    use sha2::{Digest, Sha256};
+    let mock = rest_agent().await;
+    let hash = hex::encode(Sha256::digest(b"s3cret"));
+    let config = format!(
+        "[card_refresh]\ntimeout = \"2s\"\n\n\
+         [auth.schemes.key]\ntype = \"apiKey\"\nin = \"header\"\nname = \"X-API-Key\"\n\
+         keys = [{{ id = \"ci\", sha256 = \"{hash}\" }}]\n\n\
+         [[upstreams]]\nname = \"agent\"\nurl = \"{}\"\n",
+        mock.url()
+    );
+    let gw = TestGateway::from_toml(&config).await;
+    let url = format!("{}message:send", gw.url());
+    let body = Bytes::from(send10("hi").to_string());
+    let refused = client::request(Method::POST, &url, body.clone(), &[JSON], Proto::Http1).await;
+    assert_eq!(refused.status, 401, "{}", refused.text());
+    let v = refused.json();
+    assert_eq!(
+        v["error"]["status"], "UNAUTHENTICATED",
+        "a google.rpc.Status: {v}"
+    );
+    assert_eq!(mock.request_count(), 0);
+    let key = ("x-api-key", "s3cret");
+    let ok = client::request(Method::POST, &url, body, &[JSON, key], Proto::Http1).await;
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    let seen = last(&mock);
+    assert_eq!(seen.path_and_query, "/rest/message:send");
+    assert!(seen.header("x-api-key").is_none(), "{:?}", seen.headers);
+}
