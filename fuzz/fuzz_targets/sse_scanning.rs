@@ -118,6 +118,7 @@ fn relay(stream: &[u8], chunks: &[&[u8]], ends: &[usize], max_event_bytes: usize
         rewrite: None,
         rest: false,
         closing: None,
+        ended: None,
     };
     let out: Vec<Bytes> = runtime().block_on(async move {
         // The relay's idle timer needs the runtime.

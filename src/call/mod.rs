@@ -121,9 +121,30 @@ async fn serve(
     let request_id = request.headers().get(crate::http::request_id::HEADER);
     let mut record = Record::new(request_id, state.metrics.clone());
     record.client = Some(client_address(&state, conn, request.headers()));
-    let response = handle_call(&state, conn, request, path_upstream, &mut record, placed).await;
+    // A client that leaves before the answer drops this future: the guard
+    // still writes the call's record.
+    let mut pending = Pending(Some(record));
+    let Some(record) = pending.0.as_mut() else {
+        return GatewayError::Internal("the call's record is gone".into()).into_response(None);
+    };
+    let response = handle_call(&state, conn, request, path_upstream, record, placed).await;
     record.head(&response);
-    response.map(|body| Logged::new(body, record).boxed_unsync())
+    match pending.0.take() {
+        Some(record) => response.map(|body| Logged::new(body, record).boxed_unsync()),
+        None => response,
+    }
+}
+
+/// The record of a call not answered yet: written as `abandoned` if the
+/// call is dropped first.
+struct Pending(Option<Record>);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(record) = self.0.take() {
+            record.abandoned();
+        }
+    }
 }
 
 async fn handle_call(

@@ -76,6 +76,9 @@ where
             learner.observe_events(&observed, &owner, sighting.skill.as_deref(), &mut tasks);
         });
         let (rewrite, client) = sighting.rewrite.unzip();
+        // The call's record learns how the stream ended (`Record::head`).
+        let ended = crate::telemetry::access::StreamEnd::default();
+        parts.extensions.insert(ended.clone());
         if let Some(client) = client {
             crate::bridge::headers::for_client(&mut parts.headers, client);
         }
@@ -90,6 +93,7 @@ where
             rewrite,
             rest: sighting.rest,
             closing: Some(state.closing.clone()),
+            ended: Some(ended.clone()),
         };
         // A stream holds its stream place for its whole life, but not an
         // in-flight slot: streams are bounded by their own limits.

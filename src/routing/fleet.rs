@@ -220,11 +220,21 @@ impl Fleet {
         }
         let skills = aggregate::aggregate(&config.card, &inputs(config, &fresh), "").skills;
         let matcher = Matcher::new(&skills);
-        tracing::info!(
-            cards = fresh.len(),
-            skills = skills.len(),
-            "fleet view updated"
-        );
+        // A refresh that fetched the same cards again makes a new view (the
+        // cards' ages changed) but is no news to an operator.
+        let news = force
+            || fresh.len() != current.cards.len()
+            || (fresh.iter().zip(&current.cards))
+                .any(|((a, x), (b, y))| a != b || x.card != y.card);
+        if news {
+            tracing::info!(
+                cards = fresh.len(),
+                skills = skills.len(),
+                "fleet view updated"
+            );
+        } else {
+            tracing::debug!(cards = fresh.len(), "fleet view refreshed, cards unchanged");
+        }
         self.view.store(Arc::new(FleetView {
             generation: current.generation + 1,
             cards: fresh,

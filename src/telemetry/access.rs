@@ -1,9 +1,17 @@
-//! One access-log line and one set of request metrics per JSON-RPC call,
-//! written when the response body is done with — delivered or abandoned —
-//! so duration and bytes cover the whole answer, streams included.
+//! One access-log line and one set of request metrics per call, written
+//! when the response body is done with, so duration and bytes cover the
+//! whole answer, streams included; or, when the client leaves before there
+//! is an answer, when the call is dropped (`abandoned`, status 499).
+//!
+//! Outcomes: `complete`; `aborted` (the client left mid-answer);
+//! `failed` (the agent's answer broke off after its head was passed on, or
+//! a stream ended with the gateway's own error event: counted under that
+//! error's class); `shutdown` (a stream ended by the drain, counted as
+//! `shutting_down`); `abandoned`.
 
 use std::net::IpAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -53,6 +61,26 @@ impl Called {
     }
 }
 
+/// Set by the SSE relay when it ends a stream with its own error event
+/// (the agent died, went idle, the gateway shut down): the code, 0 until
+/// then. Travels to the record in the response's extensions.
+#[derive(Clone, Default)]
+pub struct StreamEnd(pub Arc<AtomicI32>);
+
+impl StreamEnd {
+    pub fn set(&self, code: i32) {
+        self.0.store(code, Ordering::Relaxed);
+    }
+
+    fn code(&self) -> Option<i32> {
+        Some(self.0.load(Ordering::Relaxed)).filter(|&c| c != 0)
+    }
+}
+
+/// The status an abandoned call is counted with: the client closed the
+/// request before any answer (nginx's convention).
+pub const CLIENT_CLOSED: u16 = 499;
+
 /// What is known about one call, filled in as it goes through the gateway.
 pub struct Record {
     /// `X-Request-Id`, copied (a header value can share the connection's
@@ -76,6 +104,8 @@ pub struct Record {
     pub versions: Option<(Version, Version)>,
     /// How the client called: `jsonrpc` or `http+json`.
     pub binding: &'static str,
+    /// A stream's end, when the gateway said it (`StreamEnd`).
+    stream_end: Option<StreamEnd>,
     started: Instant,
     metrics: Arc<Metrics>,
 }
@@ -102,6 +132,7 @@ impl Record {
             response_bytes: 0,
             versions: None,
             binding: "jsonrpc",
+            stream_end: None,
             started: Instant::now(),
             metrics,
         }
@@ -141,6 +172,36 @@ impl Record {
         if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
             self.code = Some(*code);
         }
+        self.stream_end = response.extensions().get::<StreamEnd>().cloned();
+    }
+
+    /// A call dropped before it had an answer: the client left.
+    pub fn abandoned(mut self) {
+        self.status = CLIENT_CLOSED;
+        self.emit("abandoned");
+    }
+
+    /// The record of a call whose body is done with: delivered in full
+    /// (`finished`), cut short by the agent (`broken`), or left by the
+    /// client.
+    fn done(mut self, finished: bool, broken: bool) {
+        let ended = self.stream_end.as_ref().and_then(StreamEnd::code);
+        let outcome = match (ended, broken, finished) {
+            (Some(code), _, _) => {
+                self.code = Some(code);
+                match code {
+                    crate::http::error::codes::SHUTTING_DOWN => "shutdown",
+                    _ => "failed",
+                }
+            }
+            (None, true, _) => {
+                self.code = Some(crate::http::error::codes::UPSTREAM_BAD_RESPONSE);
+                "failed"
+            }
+            (None, false, true) => "complete",
+            (None, false, false) => "aborted",
+        };
+        self.emit(outcome);
     }
 
     fn emit(&self, outcome: &'static str) {
@@ -240,13 +301,15 @@ pin_project! {
         inner: B,
         record: Option<Record>,
         finished: bool,
+        // The body failed: the agent's answer broke off.
+        broken: bool,
     }
 
     impl<B> PinnedDrop for Logged<B> {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             if let Some(record) = this.record.take() {
-                record.emit(if *this.finished { "complete" } else { "aborted" });
+                record.done(*this.finished, *this.broken);
             }
         }
     }
@@ -258,6 +321,7 @@ impl<B> Logged<B> {
             inner,
             record: Some(record),
             finished: false,
+            broken: false,
         }
     }
 }
@@ -284,6 +348,7 @@ impl<B: Body<Data = Bytes>> Body for Logged<B> {
                 }
             }
             Poll::Ready(None) => *this.finished = true,
+            Poll::Ready(Some(Err(_))) => *this.broken = true,
             _ => {}
         }
         polled

@@ -295,7 +295,15 @@ impl Upstream {
                         .as_ref()
                         .and_then(|p| p.headers.get(crate::http::request_id::HEADER));
                     let request_id = id.and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::warn!(request_id, upstream = %self.name, error = %f.error, "call never reached the replica; trying another");
+                    let error = &f.error;
+                    match tried.iter().all(|&t| t) {
+                        false => {
+                            tracing::warn!(request_id, upstream = %self.name, %error, "call never reached the replica; trying another")
+                        }
+                        true => {
+                            tracing::warn!(request_id, upstream = %self.name, %error, "call never reached the replica")
+                        }
+                    }
                     last = Some(f.error);
                 }
             }

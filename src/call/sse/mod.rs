@@ -68,6 +68,9 @@ pub struct RelaySettings {
     /// Cancelled when the gateway's shutdown grace is over: the stream then
     /// ends with a final event telling the client to resubscribe.
     pub closing: Option<CancellationToken>,
+    /// Told the code of the gateway's own final error event, for the
+    /// call's record.
+    pub ended: Option<crate::telemetry::access::StreamEnd>,
 }
 
 pin_project! {
@@ -244,6 +247,9 @@ impl<B> Relay<'_, B> {
     fn finish(&mut self, code: i32, why: &str) -> Polled {
         *self.done = true;
         let settings = &*self.settings;
+        if let Some(ended) = &settings.ended {
+            ended.set(code);
+        }
         tracing::warn!(request_id = &*settings.x_request_id, upstream = %settings.upstream, code, "{why}");
         let message = match code {
             codes::SHUTTING_DOWN => why.to_string(),
@@ -306,6 +312,7 @@ mod tests {
             rewrite: None,
             rest: false,
             closing: None,
+            ended: None,
         }
     }
 
