@@ -77,15 +77,7 @@ async fn a_client_that_leaves_before_the_answer_is_counted_abandoned() {
 
 #[tokio::test]
 async fn a_stream_the_gateway_ends_with_an_error_event_counts_as_that_error() {
-    let first = r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working"},"final":false}}"#;
-    let sent = format!("{first}\n\n");
-    let body = Bytes::from(format!("{sent}{}", " ".repeat(100)));
-    let bad = FaultAgent::start(Fault::CloseMidBody {
-        content_type: "text/event-stream",
-        body,
-        sent: sent.len(),
-    })
-    .await;
+    let bad = FaultAgent::start(Fault::stream_dying_after_one_event("")).await;
     let gw = gateway(&bad.url()).await;
     let call = send("\"s\"").replace("message/send", "message/stream");
     let mut sse = client::post_stream(&gw.url(), call, &[]).await;

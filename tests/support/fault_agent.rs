@@ -85,6 +85,20 @@ struct State {
     body_dropped: watch::Sender<bool>,
 }
 
+impl Fault {
+    /// An SSE answer that sends one working status update (id `"s"`), then
+    /// `tail` (say, half of a next event), then aborts the connection.
+    pub fn stream_dying_after_one_event(tail: &str) -> Fault {
+        let first = r#"data: {"jsonrpc":"2.0","id":"s","result":{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working"},"final":false}}"#;
+        let sent = format!("{first}\n\n{tail}");
+        Fault::CloseMidBody {
+            content_type: "text/event-stream",
+            body: Bytes::from(format!("{sent}{}", " ".repeat(100))),
+            sent: sent.len(),
+        }
+    }
+}
+
 impl FaultAgent {
     pub async fn start(fault: Fault) -> FaultAgent {
         let listener = TcpListener::bind("127.0.0.1:0")
