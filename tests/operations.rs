@@ -1498,3 +1498,45 @@ async fn the_binary_reloads_on_file_change_and_sighup_and_refuses_a_bad_file() {
     let (status, _) = gw.wait_exit(WAIT).await;
     assert!(status.success(), "exit 0 on SIGTERM: {status}");
 }
+
+/// Log hygiene (issue #52, item 9): a refresh that fetches the same cards is
+/// no news, and a call that cannot reach the one replica an upstream has is
+/// not said to try another.
+#[tokio::test(flavor = "multi_thread")]
+async fn unchanged_cards_and_single_replicas_keep_the_log_quiet() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let closed = support::closed_port::ClosedPort::new();
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\nshutdown_grace = \"1s\"\n\
+         [log]\nformat = \"json\"\nlevel = \"info\"\n\
+         [card_refresh]\ntimeout = \"1s\"\ninterval = \"100ms\"\n\
+         [[upstreams]]\nname = \"live\"\nurl = \"{}\"\n\
+         [[upstreams]]\nname = \"dead\"\nurl = \"{}\"\n",
+        mock.url(),
+        closed.url()
+    );
+    let file = ConfigFile::new("quiet-log", &text);
+    let mut gw = Binary::start(&file.0).await;
+    let reply = client::post_json(&format!("{}agents/dead", gw.url()), send("d"), &[]).await;
+    assert_rpc_error(&reply, StatusCode::BAD_GATEWAY, -32050);
+    // Several refreshes of the same card.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(mock.card_fetches() >= 4, "{} fetches", mock.card_fetches());
+    gw.signal("TERM");
+    let (status, lines) = gw.wait_exit(WAIT).await;
+    assert!(status.success(), "exit 0 on SIGTERM: {status}");
+    let events = json_events(&lines);
+    let said = |message: &str| events.iter().filter(|e| e["message"] == message).count();
+    assert_eq!(said("fleet view updated"), 1, "{}", lines.join("\n"));
+    assert_eq!(
+        said("call never reached the replica; trying another"),
+        0,
+        "{}",
+        lines.join("\n")
+    );
+    assert!(
+        said("call never reached the replica") >= 1,
+        "{}",
+        lines.join("\n")
+    );
+}
