@@ -164,3 +164,34 @@ pub(super) const LOG_LINES_DROPPED: Family = Family {
     help: "Log lines dropped because stderr's reader fell behind.",
     labels: &[],
 };
+
+/// Every family, and whether it is a histogram (its series are then
+/// `_bucket`, `_sum` and `_count`). A test checks that none is missing.
+pub(super) const ALL: [(&Family, bool); 26] = [
+    (&REQUESTS, false),
+    (&TRANSLATED, false),
+    (&REQUEST_DURATION, true),
+    (&UPSTREAM_DURATION, true),
+    (&REQUEST_BYTES, false),
+    (&RESPONSE_BYTES, false),
+    (&SSE_OPEN, false),
+    (&SSE_EVENTS, false),
+    (&SSE_FIRST_EVENT, true),
+    (&TASK_STATES, false),
+    (&TASK_DURATION, true),
+    (&ROUTING, false),
+    (&AFFINITY_ENTRIES, false),
+    (&CONNECTIONS_OPEN, false),
+    (&CONNECTIONS, false),
+    (&PROBES, false),
+    (&AUTH_FAILURES, false),
+    (&REJECTIONS, false),
+    (&UPSTREAM_UP, false),
+    (&BREAKER_STATE, false),
+    (&CARD_REFRESH, false),
+    (&CONFIG_RELOADS, false),
+    (&BUILD_INFO, false),
+    (&CARD_AGE, false),
+    (&MEMORY_RELEASED, false),
+    (&LOG_LINES_DROPPED, false),
+];

@@ -271,6 +271,24 @@ impl Metrics {
     }
 }
 
+/// Every series name the gateway can export (a histogram's `_bucket`,
+/// `_sum` and `_count`), whether or not it has a sample yet: what a
+/// dashboard's queries may use (`tests/dashboard.rs`).
+pub fn series_names() -> Vec<String> {
+    let mut names = Vec::new();
+    for (family, histogram) in family::ALL {
+        let name = format!("a2a_gateway_{}", family.name);
+        if histogram {
+            for suffix in ["_bucket", "_sum", "_count"] {
+                names.push(format!("{name}{suffix}"));
+            }
+        } else {
+            names.push(name);
+        }
+    }
+    names
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Self::new()
@@ -395,6 +413,20 @@ pub fn error_class(code: Option<i32>) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_family_is_in_the_list_of_series() {
+        // Counted from the table's source, so a new family cannot be left
+        // out of `family::ALL` (and so out of the dashboard check).
+        let declared = include_str!("family.rs")
+            .matches(": Family = Family {")
+            .count();
+        assert_eq!(family::ALL.len(), declared);
+        let names = series_names();
+        assert!(names.contains(&"a2a_gateway_requests_total".to_string()));
+        assert!(names.contains(&"a2a_gateway_request_duration_seconds_bucket".to_string()));
+        assert!(!names.contains(&"a2a_gateway_request_duration_seconds".to_string()));
+    }
 
     #[test]
     fn registers_every_family_and_renders() {
