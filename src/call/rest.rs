@@ -235,6 +235,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_send_body_goes_into_the_call_as_it_is() {
+        let placed = crate::a2a::rest::place(&http::Method::POST, "/message:send", None).unwrap();
+        let body = Bytes::from_static(b" \n {\"message\": {\"x\": 1}} \n");
+        let call = body_alone(&placed, &body).unwrap().unwrap();
+        assert_eq!(
+            call,
+            Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":"rest","method":"SendMessage","params":{"message": {"x": 1}}}"#
+            )
+        );
+        let not_object = body_alone(&placed, &Bytes::from_static(b" [1]"));
+        assert!(matches!(not_object, Err(GatewayError::InvalidParams(_))));
+        let two = body_alone(&placed, &Bytes::from_static(b"{} {}"));
+        assert!(
+            matches!(two, Err(GatewayError::Rpc { .. })),
+            "one value only"
+        );
+        let with_id = crate::a2a::rest::place(&http::Method::GET, "/tasks/t", None).unwrap();
+        assert!(body_alone(&with_id, &Bytes::from_static(b"{}"))
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
     fn results_are_the_body_and_errors_a_google_rpc_status() {
         let (status, body) =
             said(br#"{"jsonrpc":"2.0","id":"rest","result":{"task":{"id":"t"}}}"#).unwrap();
