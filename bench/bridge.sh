@@ -40,11 +40,8 @@ CLK_TCK=$(getconf CLK_TCK)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_http() { for _ in $(seq 1 240); do curl -fsS -m 1 "$1" >/dev/null 2>&1 && return 0; sleep 0.25; done; echo "not up: $1" >&2; exit 1; }
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+source bench/lib.sh
 rss() { awk '$1 == "VmRSS:" {print $2}' "/proc/$1/status"; }
-jnum() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1"; }
 
 UPORT=$(freeport); GPORT=$(freeport); GADMIN=$(freeport)
 "$UP" serve "$UPORT" 2>>"$OUT/logs/upstream.log" & PIDS+=($!)
@@ -86,7 +83,6 @@ for round in $(seq 1 $ROUNDS); do
     echo "    round $round $kind: $ok calls, $us us CPU/call"
   done
 done
-median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
 cpu_pass=$(median <<<"${CPU_US[pass]}"); cpu_tr=$(median <<<"${CPU_US[translated]}")
 cpu_ratio=$(awk -v a="$cpu_tr" -v b="$cpu_pass" 'BEGIN {printf "%.2f", a / b}')
 

@@ -35,10 +35,7 @@ CLK_TCK=$(getconf CLK_TCK)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_http() { for _ in $(seq 1 240); do curl -fsS -m 1 "$1" >/dev/null 2>&1 && return 0; sleep 0.25; done; echo "not up: $1" >&2; exit 1; }
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-jnum() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1"; }
+source bench/lib.sh
 
 UPORT=$(freeport); GPORT=$(freeport); GADMIN=$(freeport)
 "$UP" serve "$UPORT" --rest 2>>"$OUT/logs/upstream.log" & PIDS+=($!)
@@ -73,7 +70,6 @@ for round in $(seq 1 $ROUNDS); do
     echo "    round $round $kind: $ok calls, $us us CPU/call"
   done
 done
-median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
 cpu_rpc=$(median <<<"${CPU_US[jsonrpc]}"); cpu_rest=$(median <<<"${CPU_US[rest]}")
 ratio=$(awk -v a="$cpu_rest" -v b="$cpu_rpc" 'BEGIN {printf "%.2f", a / b}')
 verdict=$(awk -v v="$ratio" 'BEGIN {print (v <= 1.2 ? "met" : "MISSED")}')

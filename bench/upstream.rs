@@ -229,9 +229,9 @@ struct TaskParams<'a> {
 }
 
 impl Mock {
-    /// A completed 1.0 task echoing `params`' first words, wrapped as a
-    /// `SendMessage` result (and the REST body) is.
-    fn task_1_0(&self, params: &str) -> String {
+    /// A new task's number, and its answer as a JSON string: "<prefix>: "
+    /// and the first 32 characters of the message's first text part.
+    fn echo(&self, params: &str) -> (u64, String) {
         let echo = serde_json::from_str::<SendParams>(params)
             .ok()
             .and_then(|p| p.message)
@@ -241,6 +241,13 @@ impl Mock {
         let n = self.next_task.fetch_add(1, Ordering::Relaxed);
         let echo =
             serde_json::to_string(&format!("{}: {echo}", self.answer_prefix)).unwrap_or_default();
+        (n, echo)
+    }
+
+    /// A completed 1.0 task echoing `params`' first words, wrapped as a
+    /// `SendMessage` result (and the REST body) is.
+    fn task_1_0(&self, params: &str) -> String {
+        let (n, echo) = self.echo(params);
         format!(
             r#"{{"task":{{"id":"bench-task-{n}","contextId":"bench-ctx-{n}","status":{{"state":"TASK_STATE_COMPLETED","timestamp":"2026-01-01T00:00:00Z"}},"artifacts":[{{"artifactId":"answer","parts":[{{"text":{echo}}}]}}]}}}}"#
         )
@@ -311,15 +318,7 @@ impl Mock {
                 rpc(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{task}}}"#))
             }
             "message/send" => {
-                let echo = serde_json::from_str::<SendParams>(params)
-                    .ok()
-                    .and_then(|p| p.message)
-                    .and_then(|m| m.parts.into_iter().find_map(|p| p.text))
-                    .map(|t| t.chars().take(32).collect::<String>())
-                    .unwrap_or_default();
-                let n = self.next_task.fetch_add(1, Ordering::Relaxed);
-                let echo = serde_json::to_string(&format!("{}: {echo}", self.answer_prefix))
-                    .unwrap_or_default();
+                let (n, echo) = self.echo(params);
                 rpc(format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"task","id":"bench-task-{n}","contextId":"bench-ctx-{n}","status":{{"state":"completed","timestamp":"2026-01-01T00:00:00Z"}},"artifacts":[{{"artifactId":"answer","parts":[{{"kind":"text","text":{echo}}}]}}]}}}}"#
                 ))

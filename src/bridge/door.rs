@@ -22,12 +22,9 @@ pub enum Door {
 }
 
 /// The door for a call made over `binding` in `version` to an agent with
-/// these card `interfaces`.
-pub fn choose(binding: Binding, version: Version, interfaces: &[Interface]) -> Door {
-    let rpc: Versions = (interfaces.iter())
-        .filter(|i| i.binding == Binding::JsonRpc)
-        .map(|i| i.version)
-        .collect();
+/// these card `interfaces`, whose JSON-RPC versions are `rpc` (read once
+/// with the card: `FetchedCard::rpc_versions`).
+pub fn choose(binding: Binding, version: Version, interfaces: &[Interface], rpc: Versions) -> Door {
     let rest = |i: &Interface| {
         i.binding == Binding::HttpJson && matches!(i.version, Version::V1_0 | Version::V0_3)
     };
@@ -63,6 +60,14 @@ fn url_path(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn choose(binding: Binding, version: Version, interfaces: &[Interface]) -> Door {
+        let rpc = (interfaces.iter())
+            .filter(|i| i.binding == Binding::JsonRpc)
+            .map(|i| i.version)
+            .collect();
+        super::choose(binding, version, interfaces, rpc)
+    }
 
     fn at(binding: Binding, version: Version, url: &str) -> Interface {
         Interface {

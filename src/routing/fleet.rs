@@ -132,7 +132,7 @@ impl FleetView {
             return Door::JsonRpc(self.rpc_versions(upstream));
         }
         match self.card_of(&upstream.name) {
-            Some(card) => choose(binding, version, &card.interfaces),
+            Some(card) => choose(binding, version, &card.interfaces, card.rpc_versions),
             None => Door::JsonRpc(Versions::default()),
         }
     }
