@@ -164,6 +164,14 @@ impl Running {
         state.fleet.refresh(&state.upstreams, &state.config).await;
     }
 
+    /// Exports the finished spans now (tests; the batch goes out on its
+    /// own schedule otherwise).
+    pub async fn flush_traces(&self) {
+        if let Some(tracing) = self.shared.load().tracing.clone() {
+            tracing.flush().await;
+        }
+    }
+
     /// Re-reads the TLS certificate, key and client CA now, as a file
     /// change or SIGHUP would; on error the previous certificate stays.
     pub fn reload_tls(&self) -> Result<(), String> {
@@ -209,6 +217,9 @@ impl Running {
                 "listen addresses or server.proxy_protocol changed in the configuration; they take effect on restart"
             );
         }
+        if config.telemetry != previous.config.telemetry {
+            tracing::warn!("[telemetry] changed in the configuration; it takes effect on restart");
+        }
         if config.tls != previous.config.tls {
             tracing::warn!("[tls] settings changed; certificate files are reloaded when they change, new paths take effect on restart");
         }
@@ -231,6 +242,7 @@ impl Running {
     /// streams end with a final event), then the admin listener, which kept
     /// answering probes meanwhile, stops too.
     pub async fn shutdown(self) {
+        let started = std::time::Instant::now();
         self.shared.load().set_draining();
         self.refresher.abort();
         self.releaser.abort();
@@ -239,6 +251,16 @@ impl Running {
         }
         let _ = self.stop_proxy.send(true);
         let _ = self.proxy_task.await;
+        // The spans of the calls just drained go out in what is left of the
+        // grace (half a second at least).
+        let state = self.shared.load_full();
+        if let Some(tracing) = state.tracing.clone() {
+            let grace = state.config.server.shutdown_grace;
+            let left = grace.saturating_sub(started.elapsed());
+            tracing
+                .shutdown(left.max(std::time::Duration::from_millis(500)))
+                .await;
+        }
         let _ = self.stop_admin.send(true);
         let _ = self.admin_task.await;
     }

@@ -14,6 +14,7 @@ use crate::limits::rate::RateLimits;
 use crate::routing::fleet::Fleet;
 use crate::routing::Router;
 use crate::telemetry::metrics::{Metrics, UpstreamMeters};
+use crate::telemetry::trace::Tracing;
 use crate::upstream::headers::Credentials;
 use crate::upstream::Upstream;
 
@@ -40,7 +41,22 @@ pub struct AppState {
     pub meters: Vec<Arc<UpstreamMeters>>,
     /// Cancelled when the shutdown grace is over: open streams end cleanly.
     pub closing: CancellationToken,
+    /// `None` unless traces are exported; kept across reloads (`[telemetry]`
+    /// is read once, at start).
+    pub tracing: Option<Arc<Tracing>>,
     draining: Arc<AtomicBool>,
+}
+
+/// Trace export, when asked for. A setting that cannot be used leaves
+/// traces off, said at error level: telemetry never stops the traffic.
+fn start_tracing(config: &Config, metrics: &Metrics) -> Option<Arc<Tracing>> {
+    match Tracing::start(&config.telemetry, &metrics.trace_spans) {
+        Ok(tracing) => tracing,
+        Err(why) => {
+            tracing::error!("traces are off: {why}");
+            None
+        }
+    }
 }
 
 impl AppState {
@@ -98,7 +114,12 @@ impl AppState {
             Some(p) if p.config.concurrency == *c => p.streams.clone(),
             _ => Arc::new(Streams::new(c.max_streams, c.max_streams_per_caller)),
         };
+        let tracing = match previous {
+            Some(p) => p.tracing.clone(),
+            None => start_tracing(&config, &metrics),
+        };
         Self {
+            tracing,
             router: Router::new(&config.upstreams, &config.routing),
             auth: config.auth.as_ref().map(Authenticator::new),
             consumed: config.auth.as_ref().map(Credentials::from_auth),

@@ -241,6 +241,7 @@ async fn fetch_extended(
     let caller = Caller {
         consumed: state.consumed.as_ref(),
         subject: identity.map(|i| i.subject.as_str()),
+        trace: None,
     };
     let mut call = upstream.rpc_call_as(
         parts,

@@ -121,13 +121,23 @@ async fn serve(
     let request_id = request.headers().get(crate::http::request_id::HEADER);
     let mut record = Record::new(request_id, state.metrics.clone());
     record.client = Some(client_address(&state, conn, request.headers()));
+    let trace = (state.tracing.as_ref()).map(|t| Arc::new(t.call(request.headers())));
+    record.trace = trace.clone();
     // A client that leaves before the answer drops this future: the guard
     // still writes the call's record.
     let mut pending = Pending(Some(record));
     let Some(record) = pending.0.as_mut() else {
         return GatewayError::Internal("the call's record is gone".into()).into_response(None);
     };
-    let response = handle_call(&state, conn, request, path_upstream, record, placed).await;
+    let call = handle_call(&state, conn, request, path_upstream, record, placed);
+    // What is logged on the call's way names its trace.
+    let response = match trace {
+        Some(trace) => {
+            use opentelemetry::context::FutureExt;
+            call.with_context(trace.context().clone()).await
+        }
+        None => call.await,
+    };
     record.head(&response);
     match pending.0.take() {
         Some(record) => response.map(|body| Logged::new(body, record).boxed_unsync()),
@@ -410,9 +420,11 @@ async fn forward(
     let (method, parts) = (call.method, &call.parts);
     check_webhooks(state, &call).await?;
     let origin = origin(state, parts, call.conn);
+    let trace = record.trace.clone();
     let caller = Caller {
         consumed: state.consumed.as_ref(),
         subject: call.identity.map(|i| i.subject.as_str()),
+        trace: trace.as_deref(),
     };
     if method.family == Family::ExtendedCard {
         return Ok(answer_extended_card(state, &call, &origin).await);
@@ -443,6 +455,11 @@ async fn forward(
     can_stream(state, method, &owner)?;
     can_push(state, method, &owner)?;
     learn_from_request(state, method, call.params, &owner);
+    if let Some(t) = &trace {
+        if let Some(task) = crate::routing::request::task_ref(method, call.params) {
+            t.task(&task.id);
+        }
+    }
     let config = &state.config.upstreams[route.upstream];
     let said_in = call.front.version(method.version);
     let door = (state.fleet.view()).door(config, call.front.binding(), said_in);
@@ -458,6 +475,11 @@ async fn forward(
         (None, _) => (said_in, said_in),
     };
     record.versions(client, Some((client, agent)));
+    let agent_binding = match &door {
+        Door::Rest { .. } => "http+json",
+        Door::JsonRpc(_) => "jsonrpc",
+    };
+    record.agent_binding = Some(agent_binding);
     let mut parts = call.parts;
     let bytes = match &mut bridged {
         Some(b) => b.request(state, &mut parts, call.raw_params)?,
@@ -483,6 +505,15 @@ async fn forward(
         }
     };
     let passes_as_rest = passes_as_rest && call.rest_sent.is_some();
+    let forwarded = match &trace {
+        Some(t) => {
+            let mut forwarded = forwarded;
+            let agent = (agent_binding, agent.label());
+            t.client(method.name, &owner, agent, forwarded.headers_mut());
+            forwarded.traced(t.clone())
+        }
+        None => forwarded,
+    };
     let asked = std::time::Instant::now();
     let response = upstream.call(forwarded).await;
     meters

@@ -46,6 +46,7 @@ where
     // The client's connection has its own version; hyper writes the right one.
     parts.version = Version::HTTP_11;
     let learner = state.clone();
+    let trace = record.trace.clone();
     let body = if is_event_stream(&parts.headers) {
         parts.headers.remove(header::CONTENT_LENGTH);
         let upstream = owner.clone();
@@ -64,6 +65,9 @@ where
                 None => events,
             };
             let observed = seen::from_events(events);
+            if let Some(trace) = &trace {
+                trace.saw(&observed, true);
+            }
             let metrics = &learner.metrics;
             if std::mem::take(&mut first) {
                 metrics
@@ -110,11 +114,11 @@ where
                 }
                 false => bytes,
             };
-            learner.observe_answer(
-                &seen::from_response(bytes),
-                &owner,
-                sighting.skill.as_deref(),
-            );
+            let seen = seen::from_response(bytes);
+            if let Some(trace) = &trace {
+                trace.saw(&seen, false);
+            }
+            learner.observe_answer(&seen, &owner, sighting.skill.as_deref());
         });
         // The answer's errors are boxed already (`upstream::Answer`).
         Guarded::new(observed, permits).boxed_unsync()

@@ -176,6 +176,32 @@ impl Default for LogSection {
     }
 }
 
+/// `[telemetry]`: trace export. The standard `OTEL_*` variables win over
+/// each of these (`crate::telemetry::trace::settings`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetrySection {
+    pub otlp_endpoint: Option<String>,
+    pub otlp_protocol: Option<String>,
+    pub service_name: Option<String>,
+    pub sampler: Option<String>,
+    pub sampler_arg: Option<f64>,
+    pub max_stream_events: u32,
+}
+
+impl Default for TelemetrySection {
+    fn default() -> Self {
+        Self {
+            otlp_endpoint: None,
+            otlp_protocol: None,
+            service_name: None,
+            sampler: None,
+            sampler_arg: None,
+            max_stream_events: 32,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamSection {

@@ -15,7 +15,7 @@ use toml::{Table, Value};
 
 use super::file::{
     CardRefreshSection, CardSection, HeaderSource, LimitsSection, LogSection, RoutingSection,
-    ServerSection, SkillsSection, UpstreamSection,
+    ServerSection, SkillsSection, TelemetrySection, UpstreamSection,
 };
 use super::*;
 
@@ -23,7 +23,7 @@ mod sections;
 mod upstreams;
 mod values;
 
-const SECTIONS: [&str; 13] = [
+const SECTIONS: [&str; 14] = [
     "rate_limits",
     "concurrency",
     "auth",
@@ -37,6 +37,7 @@ const SECTIONS: [&str; 13] = [
     "card_refresh",
     "upstreams",
     "log",
+    "telemetry",
 ];
 
 pub fn load_str(text: &str) -> Result<Config, ConfigErrors> {
@@ -104,6 +105,9 @@ impl Checker {
         let server = server.and_then(|s| self.server(s));
         let limits = limits.and_then(|l| self.limits(l));
         let log = log.and_then(|l| self.log(l));
+        let telemetry = self
+            .section::<TelemetrySection>(table.get("telemetry"), "telemetry")
+            .and_then(|t| self.telemetry(t));
         let upstreams: Vec<_> = upstreams
             .into_iter()
             .filter_map(|(i, u)| self.upstream(i, u))
@@ -140,6 +144,7 @@ impl Checker {
             card_refresh: card_refresh?,
             upstreams,
             log: log?,
+            telemetry: telemetry?,
         })
     }
 
@@ -440,6 +445,32 @@ mod tests {
         assert!(got
             .iter()
             .any(|(p, m)| p == "upstreams[0].typo" && m.contains("unknown field")));
+    }
+
+    #[test]
+    fn telemetry_settings_are_checked_and_kept() {
+        let up = "[[upstreams]]\nname = \"a\"\nurl = \"http://h:1\"\n";
+        let c = load_str(&format!("{up}[telemetry]\notlp_endpoint = \"http://otel:4317\"\notlp_protocol = \"grpc\"\nsampler = \"parentbased_traceidratio\"\nsampler_arg = 0.25\n")).unwrap();
+        assert_eq!(
+            c.telemetry.otlp_endpoint.as_deref(),
+            Some("http://otel:4317")
+        );
+        assert_eq!(c.telemetry.otlp_protocol, Some(OtlpProtocol::Grpc));
+        assert_eq!(
+            c.telemetry.sampler,
+            Some(("parentbased_traceidratio".into(), Some(0.25)))
+        );
+        assert_eq!(load_str(up).unwrap().telemetry.max_stream_events, 32);
+        let got = errors(&format!("{up}[telemetry]\notlp_endpoint = \"otel:4317\"\notlp_protocol = \"http/json\"\nsampler = \"sometimes\"\nsampler_arg = 2.0\n"));
+        let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+        for want in [
+            "telemetry.otlp_endpoint",
+            "telemetry.otlp_protocol",
+            "telemetry.sampler",
+            "telemetry.sampler_arg",
+        ] {
+            assert!(paths.contains(&want), "missing {want} in {got:#?}");
+        }
     }
 
     #[test]

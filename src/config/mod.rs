@@ -32,6 +32,7 @@ pub struct Config {
     pub card_refresh: CardRefresh,
     pub upstreams: Vec<Upstream>,
     pub log: Log,
+    pub telemetry: Telemetry,
 }
 
 /// What the gateway says about itself in the card it publishes; skills,
@@ -242,6 +243,53 @@ pub struct Log {
     pub format: LogFormat,
     pub level: String,
 }
+
+/// `[telemetry]`, as the file says it; the standard `OTEL_*` variables
+/// are read over it when the gateway starts (`crate::telemetry::trace`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Telemetry {
+    /// Export is on when an endpoint is set (here or in the environment).
+    pub otlp_endpoint: Option<String>,
+    pub otlp_protocol: Option<OtlpProtocol>,
+    pub service_name: Option<String>,
+    /// One of the names `OTEL_TRACES_SAMPLER` takes, with its argument.
+    pub sampler: Option<(String, Option<f64>)>,
+    /// SSE events recorded on a stream's span; the rest are counted.
+    pub max_stream_events: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtlpProtocol {
+    Grpc,
+    HttpProtobuf,
+}
+
+impl OtlpProtocol {
+    /// The names `OTEL_EXPORTER_OTLP_PROTOCOL` takes.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "grpc" => Ok(Self::Grpc),
+            "http/protobuf" => Ok(Self::HttpProtobuf),
+            "http/json" => {
+                Err("\"http/json\" is not supported; use \"grpc\" or \"http/protobuf\"".into())
+            }
+            other => Err(format!(
+                "must be \"grpc\" or \"http/protobuf\", not \"{other}\""
+            )),
+        }
+    }
+}
+
+/// The sampler names `OTEL_TRACES_SAMPLER` takes; the ratio ones need an
+/// argument in 0..=1.
+pub const SAMPLERS: [&str; 6] = [
+    "always_on",
+    "always_off",
+    "traceidratio",
+    "parentbased_always_on",
+    "parentbased_always_off",
+    "parentbased_traceidratio",
+];
 
 /// One problem in a configuration, with the TOML path it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]

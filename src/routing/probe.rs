@@ -60,6 +60,7 @@ pub async fn find_owner(
     task: &str,
     limit: Duration,
 ) -> Option<usize> {
+    let span = client.caller.trace.map(|t| t.probe(task));
     // Collected first: an iterator adapter holding this closure would have
     // to live across the awaits below, which the compiler cannot prove Send.
     let asks: Vec<_> = candidates.iter().filter_map(|(i, how)| {
@@ -80,6 +81,10 @@ pub async fn find_owner(
                 call.at_path(get.method, &get.path_and_query).ok()?
             }
         };
+        let mut call = call;
+        if let Some(span) = &span {
+            span.inject(call.headers_mut());
+        }
         let rest = matches!(how, Ask::Rest(_));
         Some(async move {
             let answer = upstream.exchange_call(call, MAX_ANSWER_BYTES, limit).await;
@@ -88,13 +93,22 @@ pub async fn find_owner(
             owns.then_some(i)
         })
     }).collect();
+    let asked = asks.len();
     let mut answers = stream::iter(asks).buffer_unordered(CONCURRENCY);
+    let mut owner = None;
     while let Some(answer) = answers.next().await {
         if answer.is_some() {
-            return answer;
+            owner = answer;
+            break;
         }
     }
-    None
+    if let Some(span) = span {
+        let name = owner
+            .and_then(|i| upstreams.get(i))
+            .map(|u| u.name.as_str());
+        span.end(asked, name);
+    }
+    owner
 }
 
 /// A JSON-RPC answer with a result, or (from an HTTP+JSON interface) the

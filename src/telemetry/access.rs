@@ -26,6 +26,7 @@ use smallvec::SmallVec;
 use crate::a2a::{Method, Version};
 use crate::http::error::ErrorCode;
 use crate::telemetry::metrics::{self, Metrics, UpstreamMeters};
+use crate::telemetry::trace::{CallTrace, Ended};
 
 /// Which method the call named, as far as it was read.
 #[derive(Debug, Clone, Copy)]
@@ -104,6 +105,10 @@ pub struct Record {
     pub versions: Option<(Version, Version)>,
     /// How the client called: `jsonrpc` or `http+json`.
     pub binding: &'static str,
+    /// The agent's binding (`jsonrpc` or `http+json`), once routed.
+    pub agent_binding: Option<&'static str>,
+    /// The call's spans, when traces are exported.
+    pub trace: Option<Arc<CallTrace>>,
     /// A stream's end, when the gateway said it (`StreamEnd`).
     stream_end: Option<StreamEnd>,
     started: Instant,
@@ -132,6 +137,8 @@ impl Record {
             response_bytes: 0,
             versions: None,
             binding: "jsonrpc",
+            agent_binding: None,
+            trace: None,
             stream_end: None,
             started: Instant::now(),
             metrics,
@@ -209,9 +216,13 @@ impl Record {
         let upstream = self.upstream.as_ref().map_or("none", |u| u.name());
         let skill = self.skill.as_deref().unwrap_or("none");
         self.count(elapsed, upstream, skill);
+        if let Some(trace) = &self.trace {
+            trace.end(&self.ended(outcome));
+        }
         if !crate::telemetry::log::access_wanted() {
             return;
         }
+        let ids = self.trace.as_ref().map(|t| t.ids());
         crate::telemetry::log::access(&crate::telemetry::log::access_line::Fields {
             request_id: self.request_id(),
             client: self.client,
@@ -229,7 +240,32 @@ impl Record {
             request_bytes: self.request_bytes as u64,
             response_bytes: self.response_bytes,
             outcome,
+            trace: ids.as_ref().map(|(t, s)| (t.as_str(), s.as_str())),
         });
+    }
+
+    /// What the call's spans say of it.
+    fn ended(&self, outcome: &'static str) -> Ended<'_> {
+        let method = match self.called {
+            Called::Known(m) => Some(m.name),
+            _ => None,
+        };
+        Ended {
+            method,
+            binding: self.binding,
+            version: self.versions.map(|(client, _)| client.label()),
+            agent: (self.versions)
+                .map(|(_, agent)| (self.agent_binding.unwrap_or("jsonrpc"), agent.label())),
+            skill: self.skill.as_deref(),
+            upstream: self.upstream.as_ref().map(|u| &**u.name()),
+            rule: self.rule,
+            caller: self.caller.as_deref(),
+            request_id: self.request_id(),
+            status: self.status,
+            code: self.code,
+            error_class: metrics::error_class(self.code),
+            outcome,
+        }
     }
 
     /// `requests_total`, the duration and the byte counters.
@@ -335,6 +371,9 @@ impl<B: Body<Data = Bytes>> Body for Logged<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let mut this = self.project();
+        // What the relay logs while the answer flows names the call's trace.
+        let trace = this.record.as_ref().and_then(|r| r.trace.as_ref());
+        let _attached = trace.map(|t| t.context().clone().attach());
         let polled = this.inner.as_mut().poll_frame(cx);
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {

@@ -21,11 +21,19 @@ pub struct RpcCall {
     /// Sent to this path on the replica's origin rather than to its
     /// JSON-RPC endpoint (an HTTP+JSON interface, `crate::bridge::door`).
     pub(super) path: Option<Uri>,
+    /// The call's spans: each attempt is an event on its client span.
+    pub(super) trace: Option<std::sync::Arc<crate::telemetry::trace::CallTrace>>,
 }
 
 impl RpcCall {
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
         &mut self.head.headers
+    }
+
+    /// Records each attempt on `trace`'s client span.
+    pub fn traced(mut self, trace: std::sync::Arc<crate::telemetry::trace::CallTrace>) -> Self {
+        self.trace = Some(trace);
+        self
     }
 
     /// Marks the call as a streaming method's (`message/stream`,

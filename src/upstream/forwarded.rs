@@ -108,6 +108,7 @@ impl Upstream {
             query,
             streams: false,
             path: None,
+            trace: None,
         }
     }
 

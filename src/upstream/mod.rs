@@ -99,6 +99,7 @@ use failure::{is_failure_status, Failure};
 pub use h1_stream::{take_head, Error as AnswerError};
 use replicas::{Attempt, Replicas};
 
+use crate::telemetry::trace::CallTrace;
 pub use answer::Leased;
 pub use breaker::State as BreakerState;
 use lanes::Lanes;
@@ -117,6 +118,9 @@ pub struct Caller<'a> {
     pub consumed: Option<&'a headers::Credentials>,
     /// The verified caller.
     pub subject: Option<&'a str>,
+    /// The call's spans, when traces are exported: owner probes get their
+    /// own (`crate::routing::probe`).
+    pub trace: Option<&'a crate::telemetry::trace::CallTrace>,
 }
 
 /// Where the client request came from, for `X-Forwarded-*`.
@@ -227,6 +231,7 @@ impl Upstream {
             query,
             streams,
             path,
+            trace,
         } = call;
         let how = match path {
             Some(path) => {
@@ -235,7 +240,8 @@ impl Upstream {
             }
             None => Addressing::Endpoint(query),
         };
-        self.send_balanced(head, body, &how, streams, deadline)
+        let trace = trace.as_deref();
+        self.send_balanced(head, body, &how, streams, deadline, trace)
             .await
     }
 
@@ -253,7 +259,7 @@ impl Upstream {
         let (head, body) = request.into_parts();
         // Every attempt gets its own handle on the bytes.
         let body = crate::http::body::full_bytes(body).await;
-        self.send_balanced(head, body, &Addressing::Origin, false, deadline)
+        self.send_balanced(head, body, &Addressing::Origin, false, deadline, None)
             .await
     }
 
@@ -266,6 +272,7 @@ impl Upstream {
         how: &Addressing,
         streams: bool,
         deadline: tokio::time::Instant,
+        trace: Option<&CallTrace>,
     ) -> Result<Response<Leased>, GatewayError> {
         // Inline for up to 16 replicas: no allocation on a call's path.
         let mut tried: SmallVec<[bool; 16]> = smallvec::smallvec![false; self.replicas.len()];
@@ -284,7 +291,16 @@ impl Upstream {
                 false => Host::Replica(attempt.host()),
             };
             let request = readdress(head, &body, how, attempt.endpoint(), host);
-            match self.try_replica(attempt, request, streams, deadline).await {
+            let replica = trace.map(|_| attempt.endpoint().to_string());
+            let tried_here = self.try_replica(attempt, request, streams, deadline).await;
+            if let (Some(trace), Some(replica)) = (trace, replica) {
+                let outcome = match &tried_here {
+                    Ok(response) => Ok(response.status().as_u16()),
+                    Err(f) => Err(crate::telemetry::metrics::error_class(Some(f.error.code()))),
+                };
+                trace.attempt(&replica, outcome);
+            }
+            match tried_here {
                 Ok(response) => return Ok(response),
                 Err(f) if f.maybe_delivered => return Err(f.error),
                 Err(f) => {

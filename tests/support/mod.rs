@@ -10,4 +10,5 @@ pub mod gateway;
 pub mod keys;
 pub mod mock_agent;
 pub mod mock_rest;
+pub mod otlp;
 pub mod pki;

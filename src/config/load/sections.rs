@@ -260,4 +260,51 @@ impl Checker {
             level: l.level,
         })
     }
+
+    pub(super) fn telemetry(&mut self, t: TelemetrySection) -> Option<Telemetry> {
+        let mut ok = true;
+        if let Some(endpoint) = &t.otlp_endpoint {
+            match endpoint.parse::<Uri>() {
+                Ok(uri) if matches!(uri.scheme_str(), Some("http" | "https")) => {}
+                _ => {
+                    let why = format!("'{endpoint}' is not an http:// or https:// URL");
+                    self.err("telemetry.otlp_endpoint", why);
+                    ok = false;
+                }
+            }
+        }
+        let protocol = match t.otlp_protocol.as_deref().map(OtlpProtocol::parse) {
+            Some(Err(why)) => {
+                self.err("telemetry.otlp_protocol", why);
+                ok = false;
+                None
+            }
+            Some(Ok(p)) => Some(p),
+            None => None,
+        };
+        let sampler = match t.sampler {
+            Some(name) if !SAMPLERS.contains(&name.as_str()) => {
+                let why = format!("'{name}' is not one of {}", SAMPLERS.join(", "));
+                self.err("telemetry.sampler", why);
+                ok = false;
+                None
+            }
+            Some(name) => Some((name, t.sampler_arg)),
+            None => None,
+        };
+        if let Some(arg) = t.sampler_arg.filter(|a| !(0.0..=1.0).contains(a)) {
+            self.err(
+                "telemetry.sampler_arg",
+                format!("must be within 0..=1, not {arg}"),
+            );
+            ok = false;
+        }
+        ok.then_some(Telemetry {
+            otlp_endpoint: t.otlp_endpoint,
+            otlp_protocol: protocol,
+            service_name: t.service_name,
+            sampler,
+            max_stream_events: t.max_stream_events,
+        })
+    }
 }

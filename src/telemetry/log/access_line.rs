@@ -41,6 +41,8 @@ pub struct Fields<'a> {
     pub request_bytes: u64,
     pub response_bytes: u64,
     pub outcome: &'a str,
+    /// The call's trace and server span ids, when traces are exported.
+    pub trace: Option<(&'a str, &'a str)>,
 }
 
 /// A value, or `-` when there is none, as the other fields of the line.
@@ -78,6 +80,8 @@ impl Fields<'_> {
             request_bytes = self.request_bytes,
             response_bytes = self.response_bytes,
             outcome = self.outcome,
+            trace_id = self.trace.map(|(t, _)| t),
+            span_id = self.trace.map(|(_, s)| s),
             "access"
         );
     }
@@ -128,6 +132,12 @@ impl Fields<'_> {
         digits(out, self.response_bytes);
         L::name(out, "outcome");
         string::<L>(out, self.outcome);
+        if let Some((trace_id, span_id)) = self.trace {
+            L::name(out, "trace_id");
+            string::<L>(out, trace_id);
+            L::name(out, "span_id");
+            string::<L>(out, span_id);
+        }
         L::close(out);
     }
 }
@@ -362,6 +372,7 @@ mod tests {
             request_bytes: 1024,
             response_bytes: 312,
             outcome: "complete",
+            trace: None,
         }
     }
 
@@ -399,6 +410,16 @@ mod tests {
     #[test]
     fn a_plain_call_is_written_as_tracing_writes_it() {
         assert_same(&fields());
+    }
+
+    #[test]
+    fn trace_ids_are_written_as_tracing_writes_them() {
+        let mut f = fields();
+        f.trace = Some(("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"));
+        assert_same(&f);
+        assert!(ours(&f, LogFormat::Json).contains(
+            r#""trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7""#
+        ));
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod access_line;
 #[cfg(test)]
 pub(crate) mod capture;
 mod queue;
+mod trace_ids;
 
 use std::sync::{Arc, OnceLock};
 
@@ -41,8 +42,12 @@ pub fn init(config: &Config) -> Option<LogGuard> {
         .with_ansi(ansi)
         .with_writer(queue::Lines(lines.clone()));
     let installed = match config.log.format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => (builder.json())
+            .map_event_format(|f| trace_ids::WithTraceIds::new(f, true))
+            .try_init(),
+        LogFormat::Text => builder
+            .map_event_format(|f| trace_ids::WithTraceIds::new(f, false))
+            .try_init(),
     };
     installed.ok()?;
     if !ansi {

@@ -165,9 +165,15 @@ pub(super) const LOG_LINES_DROPPED: Family = Family {
     labels: &[],
 };
 
+pub(super) const TRACE_SPANS: Family = Family {
+    name: "trace_spans_total",
+    help: "Finished spans by what became of them: exported to the collector, or dropped (queue_full: the export queue was full; export_failed: the collector refused or could not be reached).",
+    labels: &["result"],
+};
+
 /// Every family, and whether it is a histogram (its series are then
 /// `_bucket`, `_sum` and `_count`). A test checks that none is missing.
-pub(super) const ALL: [(&Family, bool); 26] = [
+pub(super) const ALL: [(&Family, bool); 27] = [
     (&REQUESTS, false),
     (&TRANSLATED, false),
     (&REQUEST_DURATION, true),
@@ -194,4 +200,5 @@ pub(super) const ALL: [(&Family, bool); 26] = [
     (&CARD_AGE, false),
     (&MEMORY_RELEASED, false),
     (&LOG_LINES_DROPPED, false),
+    (&TRACE_SPANS, false),
 ];

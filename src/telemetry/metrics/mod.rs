@@ -63,6 +63,8 @@ pub struct Metrics {
     pub build_info: IntGaugeVec,
     /// Resident bytes `crate::memory_release` gave back to the system.
     pub memory_released: IntCounter,
+    /// Spans exported or dropped (`crate::telemetry::trace`).
+    pub trace_spans: IntCounterVec,
     /// Caught up with `log::dropped_lines` at each scrape.
     log_lines_dropped: IntCounter,
     /// When each task was first seen, to measure it when it ends.
@@ -182,6 +184,7 @@ impl Metrics {
             build_info,
             memory_released: single_counter(&r, &family::MEMORY_RELEASED),
             log_lines_dropped: single_counter(&r, &family::LOG_LINES_DROPPED),
+            trace_spans: counter(&r, &family::TRACE_SPANS),
             // Least recently used goes first: every task is new when seen.
             first_seen: Recent::new(tasks, Duration::from_secs(24 * 3600)),
             registry: r,
