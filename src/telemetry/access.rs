@@ -257,7 +257,7 @@ impl Record {
             agent: (self.versions)
                 .map(|(_, agent)| (self.agent_binding.unwrap_or("jsonrpc"), agent.label())),
             skill: self.skill.as_deref(),
-            upstream: self.upstream.as_ref().map(|u| &**u.name()),
+            upstream: self.upstream.as_ref().map(|u| u.name()),
             rule: self.rule,
             caller: self.caller.as_deref(),
             request_id: self.request_id(),

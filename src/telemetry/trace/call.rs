@@ -7,7 +7,7 @@
 //! server span; each SSE event is an event on it, up to a bound, and the
 //! rest are counted.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use http::HeaderMap;
@@ -23,27 +23,29 @@ use opentelemetry_sdk::trace::{Span, Tracer};
 use crate::a2a::seen::Seen;
 use crate::http::error::codes;
 
-/// What one call's record says when it ends: the span's attributes.
+/// What one call's record says when it ends: the span's attributes. The
+/// labels are the gateway's own static text, so most attributes cost no
+/// allocation.
 pub struct Ended<'a> {
     /// The A2A method as the client named it; `None` if it was never read.
-    pub method: Option<&'a str>,
+    pub method: Option<&'static str>,
     /// `jsonrpc` or `http+json`.
-    pub binding: &'a str,
+    pub binding: &'static str,
     /// The client's A2A version, once read.
-    pub version: Option<&'a str>,
+    pub version: Option<&'static str>,
     /// The agent's binding and version, once routed.
-    pub agent: Option<(&'a str, &'a str)>,
+    pub agent: Option<(&'static str, &'static str)>,
     pub skill: Option<&'a str>,
-    pub upstream: Option<&'a str>,
-    pub rule: &'a str,
+    pub upstream: Option<&'a Arc<str>>,
+    pub rule: &'static str,
     /// The verified caller's id (never a credential).
     pub caller: Option<&'a str>,
     pub request_id: &'a str,
     pub status: u16,
     /// The gateway's JSON-RPC error code, when it answered one.
     pub code: Option<i32>,
-    pub error_class: &'a str,
-    pub outcome: &'a str,
+    pub error_class: &'static str,
+    pub outcome: &'static str,
 }
 
 /// One call's spans.
@@ -58,7 +60,7 @@ pub struct CallTrace {
 #[derive(Default)]
 struct State {
     client: Option<Span>,
-    replica: Option<String>,
+    replica: Option<Arc<str>>,
     task: Option<String>,
     context: Option<String>,
     task_state: Option<&'static str>,
@@ -96,15 +98,21 @@ impl CallTrace {
     /// Opens the client span for the call to `upstream`, and gives the
     /// agent's request this span as its parent (`traceparent`,
     /// `tracestate`), in place of the client's.
-    pub fn client(&self, name: &str, upstream: &str, agent: (&str, &str), headers: &mut HeaderMap) {
+    pub fn client(
+        &self,
+        name: &'static str,
+        upstream: &Arc<str>,
+        agent: (&'static str, &'static str),
+        headers: &mut HeaderMap,
+    ) {
         let span = self
             .tracer
-            .span_builder(name.to_string())
+            .span_builder(name)
             .with_kind(SpanKind::Client)
             .with_attributes([
-                KeyValue::new("a2a.upstream", upstream.to_string()),
-                KeyValue::new("a2a.agent.binding", agent.0.to_string()),
-                KeyValue::new("a2a.agent.protocol.version", agent.1.to_string()),
+                KeyValue::new("a2a.upstream", upstream.clone()),
+                KeyValue::new("a2a.agent.binding", agent.0),
+                KeyValue::new("a2a.agent.protocol.version", agent.1),
             ])
             .start_with_context(&self.tracer, &self.cx);
         inject(span.span_context(), headers);
@@ -112,20 +120,21 @@ impl CallTrace {
     }
 
     /// One attempt on `replica` (its endpoint URL): how it went.
-    pub fn attempt(&self, replica: &str, outcome: Result<u16, &str>) {
-        let mut state = self.state();
-        let mut attributes = vec![KeyValue::new("a2a.upstream.replica", replica.to_string())];
+    pub fn attempt(&self, replica: &str, outcome: Result<u16, &'static str>) {
+        let replica: Arc<str> = replica.into();
+        let mut attributes = vec![KeyValue::new("a2a.upstream.replica", replica.clone())];
         match outcome {
-            Ok(status) => attributes.push(KeyValue::new(
-                "http.response.status_code",
-                i64::from(status),
-            )),
-            Err(why) => attributes.push(KeyValue::new("error.type", why.to_string())),
+            Ok(status) => {
+                let status = i64::from(status);
+                attributes.push(KeyValue::new("http.response.status_code", status));
+            }
+            Err(why) => attributes.push(KeyValue::new("error.type", why)),
         }
+        let mut state = self.state();
         if let Some(span) = state.client.as_mut() {
             span.add_event("attempt", attributes);
         }
-        state.replica = Some(replica.to_string());
+        state.replica = Some(replica);
     }
 
     /// A span for one owner lookup of `task`.
@@ -180,12 +189,11 @@ impl CallTrace {
     pub fn end(&self, ended: &Ended<'_>) {
         let mut state = self.state();
         if let Some(mut client) = state.client.take() {
-            client_attributes(&mut client, ended, state.replica.as_deref());
+            client_attributes(&mut client, ended, state.replica.as_ref());
             client.end();
         }
         let span = self.cx.span();
-        let name = ended.method.unwrap_or("a2a call");
-        span.update_name(name.to_string());
+        span.update_name(ended.method.unwrap_or("a2a call"));
         span.set_attributes(server_attributes(ended, &state));
         if let Some(status) = server_status(ended) {
             span.set_status(status);
@@ -236,59 +244,61 @@ fn inject(parent: &SpanContext, headers: &mut HeaderMap) {
 
 fn server_attributes(ended: &Ended<'_>, state: &State) -> Vec<KeyValue> {
     let mut a = Vec::with_capacity(24);
-    let text = |k: &'static str, v: &str| KeyValue::new(k, v.to_string());
+    let status = i64::from(ended.status);
+    a.push(KeyValue::new("http.response.status_code", status));
+    a.push(KeyValue::new("a2a.binding", ended.binding));
+    a.push(KeyValue::new("a2a.outcome", ended.outcome));
+    a.push(KeyValue::new("a2a.routing.rule", ended.rule));
     a.push(KeyValue::new(
-        "http.response.status_code",
-        i64::from(ended.status),
+        "a2a.request_id",
+        ended.request_id.to_string(),
     ));
-    a.push(text("a2a.binding", ended.binding));
-    a.push(text("a2a.outcome", ended.outcome));
-    a.push(text("a2a.routing.rule", ended.rule));
-    a.push(text("a2a.request_id", ended.request_id));
     if ended.binding == "jsonrpc" {
         a.push(KeyValue::new("rpc.system", "jsonrpc"));
     }
     if let Some(method) = ended.method {
-        a.push(text("a2a.method", method));
-        a.push(text("rpc.method", method));
+        a.push(KeyValue::new("a2a.method", method));
+        a.push(KeyValue::new("rpc.method", method));
     }
     if let Some(version) = ended.version {
-        a.push(text("a2a.protocol.version", version));
+        a.push(KeyValue::new("a2a.protocol.version", version));
     }
     // The agent's side, when the gateway said the call anew.
     if let (Some((binding, version)), Some(said)) = (ended.agent, ended.version) {
         if binding != ended.binding || version != said {
-            a.push(text("a2a.agent.binding", binding));
-            a.push(text("a2a.agent.protocol.version", version));
+            a.push(KeyValue::new("a2a.agent.binding", binding));
+            a.push(KeyValue::new("a2a.agent.protocol.version", version));
         }
+    }
+    if let Some(upstream) = ended.upstream {
+        a.push(KeyValue::new("a2a.upstream", upstream.clone()));
+    }
+    if let Some(replica) = &state.replica {
+        a.push(KeyValue::new("a2a.upstream.replica", replica.clone()));
+    }
+    if let Some(task_state) = state.task_state {
+        a.push(KeyValue::new("a2a.task.state", task_state));
     }
     for (key, value) in [
         ("a2a.skill", ended.skill),
-        ("a2a.upstream", ended.upstream),
-        ("a2a.upstream.replica", state.replica.as_deref()),
         ("a2a.caller.id", ended.caller),
         ("a2a.task.id", state.task.as_deref()),
         ("a2a.context.id", state.context.as_deref()),
-        ("a2a.task.state", state.task_state),
     ] {
         if let Some(value) = value {
-            a.push(text(key, value));
+            a.push(KeyValue::new(key, value.to_string()));
         }
     }
     if let Some(code) = ended.code {
         a.push(KeyValue::new("a2a.error.code", i64::from(code)));
         a.push(KeyValue::new("rpc.jsonrpc.error_code", i64::from(code)));
-        a.push(text("error.type", ended.error_class));
+        a.push(KeyValue::new("error.type", ended.error_class));
     }
-    if state.events + state.events_dropped > 0 {
-        a.push(KeyValue::new(
-            "a2a.stream.events",
-            i64::from(state.events + state.events_dropped),
-        ));
-        a.push(KeyValue::new(
-            "a2a.stream.events_dropped",
-            i64::from(state.events_dropped),
-        ));
+    let events = i64::from(state.events + state.events_dropped);
+    if events > 0 {
+        a.push(KeyValue::new("a2a.stream.events", events));
+        let dropped = i64::from(state.events_dropped);
+        a.push(KeyValue::new("a2a.stream.events_dropped", dropped));
     }
     a
 }
@@ -317,9 +327,9 @@ fn agent_failed(ended: &Ended<'_>) -> bool {
     ) || (ended.code.is_none() && ended.status >= 500)
 }
 
-fn client_attributes(span: &mut Span, ended: &Ended<'_>, replica: Option<&str>) {
+fn client_attributes(span: &mut Span, ended: &Ended<'_>, replica: Option<&Arc<str>>) {
     if let Some(replica) = replica {
-        span.set_attribute(KeyValue::new("a2a.upstream.replica", replica.to_string()));
+        span.set_attribute(KeyValue::new("a2a.upstream.replica", replica.clone()));
         if let Ok(uri) = replica.parse::<http::Uri>() {
             if let Some(host) = uri.host() {
                 span.set_attribute(KeyValue::new("server.address", host.to_string()));
@@ -330,7 +340,7 @@ fn client_attributes(span: &mut Span, ended: &Ended<'_>, replica: Option<&str>) 
         }
     }
     if agent_failed(ended) {
-        span.set_attribute(KeyValue::new("error.type", ended.error_class.to_string()));
-        span.set_status(Status::error(ended.error_class.to_string()));
+        span.set_attribute(KeyValue::new("error.type", ended.error_class));
+        span.set_status(Status::error(ended.error_class));
     }
 }
