@@ -26,6 +26,7 @@
 //! `rate`, `sse` and `idle` are the load clients used by bench/run.sh; they
 //! live in bench/client.rs and print one JSON line each. `secrets DIR` writes
 //! the certificate and token of the TLS + JWT rows (bench/secrets.rs).
+//! `sink PORT` is an OTLP/HTTP receiver that keeps nothing (bench/traces.sh).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -46,12 +47,14 @@ use serde_json::value::RawValue;
 
 #[path = "client.rs"]
 mod client;
+#[path = "otlp_sink.rs"]
+mod otlp_sink;
 #[path = "secrets.rs"]
 mod secrets;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-const USAGE: &str = "usage: bench-upstream serve PORT | rate … | sse … | idle … (see bench/client.rs) | secrets DIR (see bench/secrets.rs)";
+const USAGE: &str = "usage: bench-upstream serve PORT | rate … | sse … | idle … (see bench/client.rs) | secrets DIR (see bench/secrets.rs) | sink PORT (see bench/otlp_sink.rs)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,6 +62,7 @@ fn main() {
         Some("serve") => serve_main(&args[1..]),
         Some("rate") | Some("sse") | Some("idle") => client::main(&args[0], &args[1..]),
         Some("secrets") => secrets::main(&args[1..]),
+        Some("sink") => otlp_sink::main(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             2
