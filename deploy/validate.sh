@@ -10,6 +10,7 @@
 #     in those schemas) against the minimal schema vendored in deploy/schemas/;
 #     an object of any other unknown kind is an error. Then cross references
 #     and the gateway container's settings (see that file);
+#     Then deploy/otel-collector/ (deploy/validate_collector.py).
 #  3. `a2a-gateway check` on every *.toml under deploy/ and on every
 #     gateway.toml in a rendered ConfigMap. A config with [tls] names files
 #     under /etc/a2a-gateway/tls/ that exist only in the pod: for the check
@@ -52,6 +53,9 @@ for v in "${K8S_VERSIONS[@]}"; do versions+=(-k "$v"); done
 if [ ${#rendered[@]} -gt 0 ]; then
   python3 deploy/validate_manifests.py "${versions[@]}" --extract-dir "$work/configs" "${rendered[@]}" || failed=1
 fi
+
+# The collector config for the gateway's traces.
+python3 deploy/validate_collector.py deploy/otel-collector/*.yaml || failed=1
 
 # 3. a2a-gateway check
 if ! command -v openssl >/dev/null 2>&1; then
