@@ -108,6 +108,7 @@ fn check(path: &std::path::Path) -> ExitCode {
             for u in &c.upstreams {
                 println!("  upstream {}: {}", u.name, speaks(u));
             }
+            println!("  traces: {}", traces(&c.telemetry));
             ExitCode::SUCCESS
         }
         Err(errors) => {
@@ -130,6 +131,20 @@ fn speaks(upstream: &config::Upstream) -> String {
         None => {
             "versions from its card, read when the gateway runs (GET /readyz shows them)".into()
         }
+    }
+}
+
+/// What `check` can tell of trace export from the file alone.
+fn traces(telemetry: &config::Telemetry) -> String {
+    match &telemetry.otlp_endpoint {
+        Some(endpoint) => {
+            let protocol = match telemetry.otlp_protocol {
+                Some(config::OtlpProtocol::Grpc) => "grpc",
+                _ => "http/protobuf",
+            };
+            format!("exported over OTLP ({protocol}) to {endpoint}; OTEL_* variables win")
+        }
+        None => "off unless OTEL_EXPORTER_OTLP_ENDPOINT is set where the gateway runs".into(),
     }
 }
 

@@ -109,6 +109,36 @@ fn check_accepts_the_shipped_config() {
 }
 
 #[test]
+fn check_says_whether_and_where_traces_go() {
+    let shipped = Command::new(BIN)
+        .args(["check", "--config", &config_path()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&shipped.stdout);
+    assert!(
+        said.contains("traces: off unless OTEL_EXPORTER_OTLP_ENDPOINT"),
+        "{said}"
+    );
+    let path = std::env::temp_dir().join(format!("a2a-gw-traces-{}.toml", std::process::id()));
+    std::fs::write(
+        &path,
+        "[telemetry]\notlp_endpoint = \"http://otel:4317\"\notlp_protocol = \"grpc\"\n[[upstreams]]\nname = \"a\"\nurl = \"http://127.0.0.1:9\"\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["check", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("traces: exported over OTLP (grpc) to http://otel:4317"),
+        "{said}"
+    );
+}
+
+#[test]
 fn check_prints_every_problem_with_its_path_and_fails() {
     let path = std::env::temp_dir().join(format!("a2a-gw-bad-{}.toml", std::process::id()));
     std::fs::write(
