@@ -3,6 +3,7 @@
 //! and what each call must carry.
 
 pub mod dialect;
+pub mod grpc;
 pub mod jsonrpc;
 pub mod methods;
 pub mod model;
