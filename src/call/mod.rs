@@ -30,6 +30,7 @@ mod bridged;
 pub mod client_ip;
 pub mod endpoint;
 pub mod extended_card;
+pub mod grpc;
 mod intake;
 pub mod observe;
 mod relay;
@@ -48,11 +49,29 @@ use route::{learn_from_request, route};
 /// Unknown method names are echoed in errors; a client can send megabytes.
 const MAX_ECHOED_METHOD: usize = 64;
 
+/// A call's body: still on the wire, or read already (a gRPC message,
+/// said as the JSON-RPC call it is by `grpc`).
+enum Sent {
+    Wire(Incoming),
+    Read(Bytes),
+}
+
+/// How a call arrived, as the front door placed it.
+enum Arrived {
+    JsonRpc,
+    Rest(crate::a2a::rest::Placed),
+    /// A gRPC call: its body is the 1.0 JSON-RPC call, its answer goes
+    /// back to `grpc` as JSON-RPC.
+    Grpc,
+}
+
 /// How the client called: its binding decides how refusals and answers
 /// are said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Front {
     JsonRpc,
+    /// gRPC (`grpc`), which reads the JSON-RPC answer itself.
+    Grpc,
     /// HTTP+JSON (`crate::a2a::rest`).
     Rest,
     /// HTTP+JSON 0.3 (`/v1/...`): the 1.0 call it is read as, answered in
@@ -64,6 +83,7 @@ impl Front {
     fn binding(self) -> Binding {
         match self {
             Front::JsonRpc => Binding::JsonRpc,
+            Front::Grpc => Binding::Grpc,
             Front::Rest | Front::Rest03 => Binding::HttpJson,
         }
     }
@@ -71,13 +91,13 @@ impl Front {
     /// A refusal in the client's binding (JSON-RPC mirrors the id).
     fn refuse(self, error: GatewayError, id: Option<&RawValue>) -> Response<Body> {
         match self {
-            Front::JsonRpc => error.into_response(id),
+            Front::JsonRpc | Front::Grpc => error.into_response(id),
             Front::Rest | Front::Rest03 => error.into_rest_response(),
         }
     }
 
     fn is_rest(self) -> bool {
-        self != Front::JsonRpc
+        matches!(self, Front::Rest | Front::Rest03)
     }
 
     /// The version the client speaks: a 0.3 REST call is read as the 1.0
@@ -97,7 +117,19 @@ pub async fn handle(
     request: Request<Incoming>,
     path_upstream: Option<usize>,
 ) -> Response<Body> {
-    serve(state, conn, request, path_upstream, None).await
+    let request = request.map(Sent::Wire);
+    serve(state, conn, request, path_upstream, Arrived::JsonRpc).await
+}
+
+/// Handles a gRPC call said as its 1.0 JSON-RPC call (`grpc`); the answer
+/// is in JSON-RPC, for `grpc` to say in gRPC.
+pub async fn handle_grpc(
+    state: Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Bytes>,
+) -> Response<Body> {
+    let request = request.map(Sent::Read);
+    serve(state, conn, request, None, Arrived::Grpc).await
 }
 
 /// Handles an HTTP+JSON call that `crate::a2a::rest::place` placed.
@@ -108,15 +140,16 @@ pub async fn handle_rest(
     path_upstream: Option<usize>,
     placed: crate::a2a::rest::Placed,
 ) -> Response<Body> {
-    serve(state, conn, request, path_upstream, Some(placed)).await
+    let request = request.map(Sent::Wire);
+    serve(state, conn, request, path_upstream, Arrived::Rest(placed)).await
 }
 
 async fn serve(
     state: Arc<AppState>,
     conn: &ConnInfo,
-    request: Request<Incoming>,
+    request: Request<Sent>,
     path_upstream: Option<usize>,
-    placed: Option<crate::a2a::rest::Placed>,
+    arrived: Arrived,
 ) -> Response<Body> {
     let request_id = request.headers().get(crate::http::request_id::HEADER);
     let mut record = Record::new(request_id, state.metrics.clone());
@@ -129,7 +162,7 @@ async fn serve(
     let Some(record) = pending.0.as_mut() else {
         return GatewayError::Internal("the call's record is gone".into()).into_response(None);
     };
-    let call = handle_call(&state, conn, request, path_upstream, record, placed);
+    let call = handle_call(&state, conn, request, path_upstream, record, arrived);
     // What is logged on the call's way names its trace.
     let response = match trace {
         Some(trace) => {
@@ -160,19 +193,22 @@ impl Drop for Pending {
 async fn handle_call(
     state: &Arc<AppState>,
     conn: &ConnInfo,
-    request: Request<Incoming>,
+    request: Request<Sent>,
     path_upstream: Option<usize>,
     record: &mut Record,
-    placed: Option<crate::a2a::rest::Placed>,
+    arrived: Arrived,
 ) -> Response<Body> {
-    let front = match &placed {
-        Some(placed) if placed.v03 => Front::Rest03,
-        Some(_) => Front::Rest,
-        None => Front::JsonRpc,
+    let front = match &arrived {
+        Arrived::Rest(placed) if placed.v03 => Front::Rest03,
+        Arrived::Rest(_) => Front::Rest,
+        Arrived::JsonRpc => Front::JsonRpc,
+        Arrived::Grpc => Front::Grpc,
     };
-    if front.is_rest() {
-        record.binding = "http+json";
-    }
+    record.binding = match front {
+        Front::JsonRpc => "jsonrpc",
+        Front::Grpc => "grpc",
+        Front::Rest | Front::Rest03 => "http+json",
+    };
     let (mut parts, body) = request.into_parts();
     // Credentials first: a caller who may not use the gateway learns
     // nothing about what it would have made of the request.
@@ -181,15 +217,17 @@ async fn handle_call(
         Err(e) => {
             count_auth_failure(state, &e);
             return match front {
-                Front::JsonRpc => refuse(state, e, &parts, body, record).await,
+                Front::JsonRpc | Front::Grpc => refuse(state, e, &parts, body, record).await,
                 Front::Rest | Front::Rest03 => e.into_rest_response(),
             };
         }
     };
     record.caller = identity.as_ref().map(|i| i.subject.clone());
-    let read = match placed {
-        None => read_rpc_body(state, &parts, body).await.map(|b| (b, None)),
-        Some(placed) => rest::request(state, &mut parts, body, placed).await,
+    let read = match (arrived, body) {
+        (Arrived::Rest(placed), Sent::Wire(body)) => {
+            rest::request(state, &mut parts, body, placed).await
+        }
+        (_, body) => read_rpc_body(state, &parts, body).await.map(|b| (b, None)),
     };
     let (bytes, rest_sent) = match read {
         Ok(read) => read,
@@ -226,13 +264,14 @@ async fn handle_call(
 }
 
 /// A JSON-RPC request's body: JSON, and within the limits.
-async fn read_rpc_body(
-    state: &AppState,
-    parts: &Parts,
-    body: Incoming,
-) -> Result<Bytes, GatewayError> {
-    check_content_type(&parts.headers)?;
-    read_body(&state.config.limits, &parts.headers, body).await
+async fn read_rpc_body(state: &AppState, parts: &Parts, body: Sent) -> Result<Bytes, GatewayError> {
+    match body {
+        Sent::Wire(body) => {
+            check_content_type(&parts.headers)?;
+            read_body(&state.config.limits, &parts.headers, body).await
+        }
+        Sent::Read(bytes) => Ok(bytes),
+    }
 }
 
 /// A push-config call to an agent whose card does not say it sends push
@@ -703,12 +742,15 @@ async fn refuse(
     state: &AppState,
     error: GatewayError,
     parts: &Parts,
-    body: Incoming,
+    body: Sent,
     record: &mut Record,
 ) -> Response<Body> {
-    let bytes = read_body(&state.config.limits, &parts.headers, body)
-        .await
-        .unwrap_or_default();
+    let bytes = match body {
+        Sent::Wire(body) => {
+            (read_body(&state.config.limits, &parts.headers, body).await).unwrap_or_default()
+        }
+        Sent::Read(bytes) => bytes,
+    };
     record.request_bytes = bytes.len();
     let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);
     error.into_response(id)

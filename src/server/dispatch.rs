@@ -36,6 +36,9 @@ pub async fn dispatch(
     if head_size(&parts) > limit {
         return GatewayError::HeadTooLarge { limit }.into_response(None);
     }
+    if is_grpc(&parts.headers) {
+        return call::grpc::handle(state, &conn, Request::from_parts(parts, body)).await;
+    }
     let path = state.local_path(parts.uri.path()).to_string();
     let (scope, rest) = match scoped(&state, path) {
         Ok(scoped) => scoped,
@@ -169,6 +172,17 @@ fn unknown_agent(parts: &Parts, name: &str) -> Response<Body> {
         },
     }
     .into_response(None)
+}
+
+/// A gRPC request: `application/grpc`, `application/grpc+proto`, …
+fn is_grpc(headers: &http::HeaderMap) -> bool {
+    (headers.get(http::header::CONTENT_TYPE))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            let v = v.trim_start();
+            v.get(..16)
+                .is_some_and(|head| head.eq_ignore_ascii_case("application/grpc"))
+        })
 }
 
 #[cfg(test)]

@@ -208,6 +208,9 @@ impl GatewayError {
         let mut response = Response::new(body::full(body));
         *response.status_mut() = status;
         response.extensions_mut().insert(ErrorCode(code));
+        // How the error is said in the other bindings, for a front door
+        // that reads the JSON-RPC answer back (`crate::call::grpc`).
+        response.extensions_mut().insert(self.mapped());
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,

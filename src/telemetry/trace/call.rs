@@ -253,8 +253,10 @@ fn server_attributes(ended: &Ended<'_>, state: &State) -> Vec<KeyValue> {
         "a2a.request_id",
         ended.request_id.to_string(),
     ));
-    if ended.binding == "jsonrpc" {
-        a.push(KeyValue::new("rpc.system", "jsonrpc"));
+    match ended.binding {
+        "jsonrpc" => a.push(KeyValue::new("rpc.system", "jsonrpc")),
+        "grpc" => a.push(KeyValue::new("rpc.system", "grpc")),
+        _ => {}
     }
     if let Some(method) = ended.method {
         a.push(KeyValue::new("a2a.method", method));

@@ -1,0 +1,405 @@
+//! The gRPC front door (A2A 1.0, `lf.a2a.v1.A2AService`). tonic's
+//! generated server reads the request (framing, size limit, decoding,
+//! unknown methods) and writes the answer (framing, trailers, a
+//! trailers-only status for an error). Between them, each call goes the
+//! JSON-RPC call's way as the 1.0 JSON-RPC call it is: its message's
+//! ProtoJSON is the call's params, its metadata the call's headers. The
+//! JSON-RPC answer's result is read back into the RPC's answer message; an
+//! error becomes the gRPC status the one table names
+//! (`crate::http::error::table`), with a `google.rpc.ErrorInfo` detail.
+//!
+//! The two streaming RPCs are the agent's SSE events, each said as a
+//! `StreamResponse`. Not yet served: the 0.3 service (answered
+//! UNIMPLEMENTED, saying so), `grpc-timeout`, and calls to gRPC agents.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::Stream;
+use http::{header, HeaderMap, HeaderValue, Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::a2a::grpc::v1;
+use crate::bridge::events::map_event_data;
+use crate::http::body::Body;
+use crate::http::error::table::{for_code, Mapped};
+use crate::state::{AppState, ConnInfo};
+
+/// The JSON-RPC answer to a call is read whole up to this size.
+const MAX_ANSWER: usize = super::whole::MAX_ANSWER;
+
+/// The domain of the `google.rpc.ErrorInfo` details (spec §5.4).
+const DOMAIN: &str = "a2a-protocol.org";
+
+/// Serves one gRPC request (`content-type: application/grpc`).
+pub async fn handle(
+    state: Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    if request.version() != http::Version::HTTP_2 {
+        let why = "gRPC needs HTTP/2 (h2c in plaintext, or h2 by ALPN over TLS)";
+        return said(Status::invalid_argument(why).into_http());
+    }
+    let path = request.uri().path();
+    if !path.starts_with(&format!("/{}/", v1::a2a_service_server::SERVICE_NAME)) {
+        let service = path.trim_start_matches('/').split('/').next().unwrap_or("");
+        let service: String = service.chars().take(128).collect();
+        let why = format!(
+            "service '{service}' is not served here; the A2A 1.0 service is {}",
+            v1::a2a_service_server::SERVICE_NAME
+        );
+        return said(Status::unimplemented(why).into_http());
+    }
+    let limit = state.config.limits.max_body_bytes;
+    let front = Front {
+        state,
+        conn: conn.clone(),
+    };
+    let mut server = v1::a2a_service_server::A2aServiceServer::new(front)
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(MAX_ANSWER);
+    match tower::Service::call(&mut server, request).await {
+        Ok(response) => said(response),
+        Err(never) => match never {},
+    }
+}
+
+/// tonic's answer as the gateway's body type. tonic says a request
+/// message it cannot decode is INTERNAL; the client sent it, so it is
+/// INVALID_ARGUMENT (a trailers-only answer: the status is in the head).
+fn said(mut response: Response<tonic::body::Body>) -> Response<Body> {
+    let headers = response.headers();
+    let undecodable = headers.get("grpc-status").is_some_and(|v| v == "13")
+        && (headers.get("grpc-message").and_then(|v| v.to_str().ok()))
+            .is_some_and(|m| m.starts_with("failed%20to%20decode"));
+    if undecodable {
+        let invalid = HeaderValue::from_static("3");
+        response.headers_mut().insert("grpc-status", invalid);
+    }
+    response.map(|body| body.map_err(Into::into).boxed_unsync())
+}
+
+/// One gRPC call's way into the gateway.
+struct Front {
+    state: Arc<AppState>,
+    conn: ConnInfo,
+}
+
+impl Front {
+    /// The call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
+    async fn unary<Q: Serialize, A: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        request: tonic::Request<Q>,
+    ) -> Result<tonic::Response<A>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        let params = serde_json::to_value(&message)
+            .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
+        let call =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let mut request = Request::new(Bytes::from(call.to_string()));
+        *request.headers_mut() = headers(metadata.into_headers());
+        let response = super::handle_grpc(self.state.clone(), &self.conn, request).await;
+        // The gateway's own refusal carries its row of the table; an
+        // agent's error is looked up by its code.
+        let own = response.extensions().get::<Mapped>().copied();
+        let answer = read_answer(response.into_body()).await?;
+        let result = answer_result(answer, own)?;
+        let read = serde_json::from_value::<A>(result).map_err(|e| {
+            let why = format!("the agent's answer to {method} is not a valid {method} answer: {e}");
+            status_for(-32006, why, None)
+        })?;
+        Ok(tonic::Response::new(read))
+    }
+}
+
+/// The call's headers from its metadata: what is gRPC's own goes, the
+/// rest (credentials, `a2a-version`, `a2a-extensions`, `a2a-skill`,
+/// `traceparent`, …) is kept as a JSON-RPC call's headers would be.
+fn headers(mut headers: HeaderMap) -> HeaderMap {
+    let grpc: Vec<_> = (headers.keys())
+        .filter(|name| name.as_str().starts_with("grpc-") || *name == header::TE)
+        .cloned()
+        .collect();
+    for name in grpc {
+        headers.remove(name);
+    }
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    // A gRPC call to this service is a 1.0 call, said or not.
+    (headers.entry("a2a-version")).or_insert(HeaderValue::from_static("1.0"));
+    headers
+}
+
+/// The JSON-RPC answer, read whole (bounded).
+async fn read_answer(mut body: Body) -> Result<Value, Status> {
+    let mut bytes = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(status_for(
+                -32052,
+                "the agent's answer broke off".into(),
+                None,
+            ));
+        };
+        if let Some(data) = frame.data_ref() {
+            if bytes.len() + data.len() > MAX_ANSWER {
+                let why = format!("the agent's answer is over {MAX_ANSWER} bytes");
+                return Err(status_for(-32052, why, None));
+            }
+            bytes.extend_from_slice(data);
+        }
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| status_for(-32006, format!("the agent's answer is not JSON: {e}"), None))
+}
+
+/// The result of a JSON-RPC answer, or its error as a gRPC status (`own`:
+/// the gateway's row for its own error).
+fn answer_result(mut answer: Value, own: Option<Mapped>) -> Result<Value, Status> {
+    if let Some(result) = answer.get_mut("result") {
+        return Ok(result.take());
+    }
+    let error = answer.get("error").cloned().unwrap_or(Value::Null);
+    let code = error.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+    let message = (error.get("message").and_then(Value::as_str))
+        .unwrap_or("the call failed")
+        .to_string();
+    let mapped = own.unwrap_or_else(|| for_code(code));
+    Err(status_of(mapped, message, error.get("data")))
+}
+
+/// A JSON-RPC error code as the gRPC status the one table names.
+fn status_for(code: i64, message: String, data: Option<&Value>) -> Status {
+    status_of(for_code(code), message, data)
+}
+
+/// An error as its row says it in gRPC, with its `google.rpc.ErrorInfo`
+/// (the error's data, when it is an object, as its metadata).
+fn status_of(mapped: Mapped, message: String, data: Option<&Value>) -> Status {
+    let metadata: std::collections::HashMap<String, String> = data
+        .and_then(Value::as_object)
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let details = ErrorDetails::with_error_info(mapped.reason, DOMAIN, metadata);
+    Status::with_error_details(code_named(mapped.grpc), message, details)
+}
+
+/// The gRPC code of a canonical code name (the table's spelling).
+fn code_named(name: &str) -> Code {
+    match name {
+        "OK" => Code::Ok,
+        "CANCELLED" => Code::Cancelled,
+        "INVALID_ARGUMENT" => Code::InvalidArgument,
+        "DEADLINE_EXCEEDED" => Code::DeadlineExceeded,
+        "NOT_FOUND" => Code::NotFound,
+        "ALREADY_EXISTS" => Code::AlreadyExists,
+        "PERMISSION_DENIED" => Code::PermissionDenied,
+        "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
+        "FAILED_PRECONDITION" => Code::FailedPrecondition,
+        "ABORTED" => Code::Aborted,
+        "OUT_OF_RANGE" => Code::OutOfRange,
+        "UNIMPLEMENTED" => Code::Unimplemented,
+        "UNAVAILABLE" => Code::Unavailable,
+        "DATA_LOSS" => Code::DataLoss,
+        "UNAUTHENTICATED" => Code::Unauthenticated,
+        "INTERNAL" => Code::Internal,
+        _ => Code::Unknown,
+    }
+}
+
+/// A server stream's answers.
+type Answers = std::pin::Pin<Box<dyn Stream<Item = Result<v1::StreamResponse, Status>> + Send>>;
+
+impl Front {
+    /// A streaming call as its JSON-RPC 1.0 `method`: the agent's SSE
+    /// events, each said as a `StreamResponse`. A refusal before the
+    /// stream starts is the call's status; an error event ends the stream
+    /// with its status.
+    async fn streamed<Q: Serialize>(
+        &self,
+        method: &'static str,
+        request: tonic::Request<Q>,
+    ) -> Result<tonic::Response<Answers>, Status> {
+        let (metadata, _, message) = request.into_parts();
+        let params = serde_json::to_value(&message)
+            .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
+        let call =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let mut request = Request::new(Bytes::from(call.to_string()));
+        *request.headers_mut() = headers(metadata.into_headers());
+        let response = super::handle_grpc(self.state.clone(), &self.conn, request).await;
+        if !super::relay::is_event_stream(response.headers()) {
+            // A refusal, or an agent that answered the stream at once.
+            let own = response.extensions().get::<Mapped>().copied();
+            let answer = read_answer(response.into_body()).await?;
+            let item = stream_item(answer_result(answer, own)?);
+            return Ok(tonic::Response::new(Box::pin(futures_util::stream::iter(
+                [item],
+            ))));
+        }
+        Ok(tonic::Response::new(Box::pin(events(response.into_body()))))
+    }
+}
+
+/// A stream's SSE events (the relay hands over whole events), each as a
+/// `StreamResponse`; the stream ends after an error.
+fn events(body: Body) -> impl Stream<Item = Result<v1::StreamResponse, Status>> + Send {
+    let start = Some((body, std::collections::VecDeque::new()));
+    futures_util::stream::unfold(start, |state| async move {
+        let (mut body, mut pending) = state?;
+        loop {
+            if let Some(item) = pending.pop_front() {
+                let next = match &item {
+                    Ok(_) => Some((body, pending)),
+                    Err(_) => None,
+                };
+                return Some((item, next));
+            }
+            match body.frame().await {
+                None => return None,
+                Some(Err(_)) => {
+                    let broken = status_for(-32053, "the agent's stream broke off".into(), None);
+                    return Some((Err(broken), None));
+                }
+                Some(Ok(frame)) => {
+                    if let Some(events) = frame.data_ref() {
+                        pending.extend(event_items(events));
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// The answers in whole SSE events: each event's data is a JSON-RPC answer.
+fn event_items(events: &[u8]) -> Vec<Result<v1::StreamResponse, Status>> {
+    let mut items = Vec::new();
+    let _ = map_event_data::<std::convert::Infallible>(events, |data| {
+        let item = match serde_json::from_slice::<Value>(data) {
+            Ok(answer) => answer_result(answer, None).and_then(stream_item),
+            Err(e) => Err(status_for(
+                -32006,
+                format!("an event is not JSON: {e}"),
+                None,
+            )),
+        };
+        items.push(item);
+        Ok((None, Vec::new()))
+    });
+    items
+}
+
+/// One stream result as a `StreamResponse`.
+fn stream_item(result: Value) -> Result<v1::StreamResponse, Status> {
+    serde_json::from_value(result).map_err(|e| {
+        let why = format!("the agent's stream event is not a valid StreamResponse: {e}");
+        status_for(-32006, why, None)
+    })
+}
+
+#[tonic::async_trait]
+impl v1::a2a_service_server::A2aService for Front {
+    async fn send_message(
+        &self,
+        request: tonic::Request<v1::SendMessageRequest>,
+    ) -> Result<tonic::Response<v1::SendMessageResponse>, Status> {
+        self.unary("SendMessage", request).await
+    }
+
+    type SendStreamingMessageStream = Answers;
+
+    async fn send_streaming_message(
+        &self,
+        request: tonic::Request<v1::SendMessageRequest>,
+    ) -> Result<tonic::Response<Answers>, Status> {
+        self.streamed("SendStreamingMessage", request).await
+    }
+
+    async fn get_task(
+        &self,
+        request: tonic::Request<v1::GetTaskRequest>,
+    ) -> Result<tonic::Response<v1::Task>, Status> {
+        self.unary("GetTask", request).await
+    }
+
+    async fn list_tasks(
+        &self,
+        request: tonic::Request<v1::ListTasksRequest>,
+    ) -> Result<tonic::Response<v1::ListTasksResponse>, Status> {
+        self.unary("ListTasks", request).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: tonic::Request<v1::CancelTaskRequest>,
+    ) -> Result<tonic::Response<v1::Task>, Status> {
+        self.unary("CancelTask", request).await
+    }
+
+    type SubscribeToTaskStream = Answers;
+
+    async fn subscribe_to_task(
+        &self,
+        request: tonic::Request<v1::SubscribeToTaskRequest>,
+    ) -> Result<tonic::Response<Answers>, Status> {
+        self.streamed("SubscribeToTask", request).await
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: tonic::Request<v1::TaskPushNotificationConfig>,
+    ) -> Result<tonic::Response<v1::TaskPushNotificationConfig>, Status> {
+        self.unary("CreateTaskPushNotificationConfig", request)
+            .await
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: tonic::Request<v1::GetTaskPushNotificationConfigRequest>,
+    ) -> Result<tonic::Response<v1::TaskPushNotificationConfig>, Status> {
+        self.unary("GetTaskPushNotificationConfig", request).await
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        request: tonic::Request<v1::ListTaskPushNotificationConfigsRequest>,
+    ) -> Result<tonic::Response<v1::ListTaskPushNotificationConfigsResponse>, Status> {
+        self.unary("ListTaskPushNotificationConfigs", request).await
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        request: tonic::Request<v1::GetExtendedAgentCardRequest>,
+    ) -> Result<tonic::Response<v1::AgentCard>, Status> {
+        self.unary("GetExtendedAgentCard", request).await
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: tonic::Request<v1::DeleteTaskPushNotificationConfigRequest>,
+    ) -> Result<tonic::Response<pbjson_types::Empty>, Status> {
+        // The JSON-RPC result is null (or an empty object): nothing to read.
+        self.unary::<_, Value>("DeleteTaskPushNotificationConfig", request)
+            .await?;
+        Ok(tonic::Response::new(pbjson_types::Empty::default()))
+    }
+}

@@ -1,0 +1,298 @@
+//! The gRPC front door (issue #53, in part): an A2A 1.0 gRPC client, over
+//! h2c, reaches JSON-RPC agents through the gateway, with the gateway's
+//! authentication, and gets each failure as a gRPC status with its
+//! `google.rpc.ErrorInfo`; streams are the agent's events, each a
+//! `StreamResponse`. The 0.3 service is not served yet: it is answered
+//! UNIMPLEMENTED, saying so.
+
+mod support;
+
+use a2a_gateway::a2a::grpc::v1;
+use support::closed_port::ClosedPort;
+use support::gateway::TestGateway;
+use support::mock_agent::{MockAgent, Mode};
+use tonic::Code;
+use tonic_types::StatusExt;
+use v1::a2a_service_client::A2aServiceClient;
+
+async fn client(gw: &TestGateway) -> A2aServiceClient<tonic::transport::Channel> {
+    A2aServiceClient::connect(format!("http://{}", gw.addr()))
+        .await
+        .expect("the gateway takes h2c")
+}
+
+fn send(text: &str) -> v1::SendMessageRequest {
+    v1::SendMessageRequest {
+        message: Some(v1::Message {
+            message_id: "m-1".into(),
+            role: v1::Role::User as i32,
+            parts: vec![v1::Part {
+                content: Some(v1::part::Content::Text(text.into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn reason(status: &tonic::Status) -> Option<String> {
+    status.get_details_error_info().map(|info| info.reason)
+}
+
+#[tokio::test]
+async fn a_grpc_send_reaches_a_json_rpc_agent_and_comes_back_as_a_task() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let answer = client(&gw)
+        .await
+        .send_message(send("hello"))
+        .await
+        .expect("answered");
+    let task = match answer.into_inner().payload {
+        Some(v1::send_message_response::Payload::Task(task)) => task,
+        other => panic!("a task expected: {other:?}"),
+    };
+    assert!(!task.id.is_empty());
+    assert_eq!(task.status.unwrap().state, v1::TaskState::Completed as i32);
+    let call = agent
+        .requests()
+        .into_iter()
+        .rfind(|r| !r.is_card_fetch())
+        .unwrap();
+    let body = call.json();
+    assert_eq!(body["method"], "SendMessage", "{body}");
+    assert_eq!(body["params"]["message"]["parts"][0]["text"], "hello");
+    assert_eq!(body["params"]["message"]["role"], "ROLE_USER");
+    assert_eq!(call.header("a2a-version"), Some("1.0"));
+    assert_eq!(call.header("content-type"), Some("application/json"));
+    assert!(call.header("te").is_none() && call.header("grpc-timeout").is_none());
+
+    // And a task read back by id.
+    let got = client(&gw)
+        .await
+        .get_task(v1::GetTaskRequest {
+            id: task.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("answered");
+    assert_eq!(got.into_inner().id, task.id);
+}
+
+#[tokio::test]
+async fn an_agents_error_is_the_grpc_status_the_table_names() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    agent.set_owned_tasks_only(true);
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let request = v1::GetTaskRequest {
+        id: "no-such-task".into(),
+        ..Default::default()
+    };
+    let status = client(&gw).await.get_task(request).await.unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    assert_eq!(reason(&status).as_deref(), Some("TASK_NOT_FOUND"));
+}
+
+#[tokio::test]
+async fn an_agent_that_is_down_is_unavailable() {
+    let closed = ClosedPort::new();
+    let gw = TestGateway::start(&[("gone", &closed.url())], "").await;
+    let status = client(&gw).await.send_message(send("x")).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().contains("gone"), "{status:?}");
+    assert_eq!(reason(&status).as_deref(), Some("UPSTREAM_UNAVAILABLE"));
+}
+
+#[tokio::test]
+async fn credentials_come_from_metadata() {
+    use sha2::Digest;
+    let agent = MockAgent::start(Mode::Normal).await;
+    let digest = hex::encode(sha2::Sha256::digest(b"grpc-s3cret"));
+    let auth = format!(
+        "[auth.schemes.key]\ntype = \"apiKey\"\nin = \"header\"\nname = \"X-API-Key\"\nkeys = [{{ id = \"g\", sha256 = \"{digest}\" }}]\n"
+    );
+    let gw = TestGateway::start(&[("echo", &agent.url())], &auth).await;
+    let status = client(&gw).await.send_message(send("x")).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    let mut request = tonic::Request::new(send("x"));
+    request
+        .metadata_mut()
+        .insert("x-api-key", "grpc-s3cret".parse().unwrap());
+    client(&gw)
+        .await
+        .send_message(request)
+        .await
+        .expect("the key is taken from metadata");
+    let call = agent
+        .requests()
+        .into_iter()
+        .rfind(|r| !r.is_card_fetch())
+        .unwrap();
+    assert!(
+        call.header("x-api-key").is_none(),
+        "the gateway's credential is not forwarded"
+    );
+}
+
+#[tokio::test]
+async fn what_is_not_served_yet_is_unimplemented_and_says_so() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    // The 0.3 service.
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", gw.addr()))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut old = a2a_gateway::a2a::grpc::v03::a2a_service_client::A2aServiceClient::new(channel);
+    let request = a2a_gateway::a2a::grpc::v03::GetTaskRequest {
+        name: "tasks/t-1".into(),
+        ..Default::default()
+    };
+    let status = old.get_task(request).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unimplemented);
+    assert!(status.message().contains("a2a.v1.A2AService"), "{status:?}");
+    assert_eq!(
+        agent
+            .requests()
+            .iter()
+            .filter(|r| !r.is_card_fetch())
+            .count(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn grpc_over_http_1_1_is_refused_with_a_grpc_status() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let request = b"POST /lf.a2a.v1.A2AService/SendMessage HTTP/1.1\r\nhost: x\r\ncontent-type: application/grpc\r\ncontent-length: 5\r\n\r\n\0\0\0\0\0";
+    let answer =
+        support::client::raw_http(gw.addr(), request, std::time::Duration::from_secs(5)).await;
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("grpc-status: 3"),
+        "{text}"
+    );
+    assert!(text.contains("HTTP/2"), "{text}");
+}
+
+#[tokio::test]
+async fn a_message_the_gateway_refuses_is_invalid_argument() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let mut empty = send("x");
+    if let Some(message) = empty.message.as_mut() {
+        message.parts.clear();
+    }
+    let status = client(&gw).await.send_message(empty).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("parts"), "{status:?}");
+    assert_eq!(
+        agent
+            .requests()
+            .iter()
+            .filter(|r| !r.is_card_fetch())
+            .count(),
+        0
+    );
+}
+
+/// A raw gRPC request over h2c: its status, from the trailers-only answer.
+async fn raw(gw: &TestGateway, path: &str, body: &'static [u8]) -> (String, String) {
+    let url = format!("http://{}{path}", gw.addr());
+    let headers = [("content-type", "application/grpc"), ("te", "trailers")];
+    let reply = support::client::post_json_h2(&url, body, &headers).await;
+    assert_eq!(reply.status, 200);
+    let status = reply.header("grpc-status").unwrap_or("-").to_string();
+    let message = reply.header("grpc-message").unwrap_or("").to_string();
+    (status, message)
+}
+
+#[tokio::test]
+async fn malformed_or_unknown_calls_get_a_grpc_status_not_a_reset() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    // A frame that says 3 bytes of protobuf that is not one.
+    let (status, why) = raw(
+        &gw,
+        "/lf.a2a.v1.A2AService/SendMessage",
+        b"\0\0\0\0\x03\xff\xff\xff",
+    )
+    .await;
+    assert_eq!(status, "3", "INVALID_ARGUMENT: {why}");
+    assert!(why.contains("decode"), "{why}");
+    // An unknown method of the service, and an unknown service.
+    let (status, _) = raw(&gw, "/lf.a2a.v1.A2AService/Nope", b"\0\0\0\0\0").await;
+    assert_eq!(status, "12");
+    let (status, message) = raw(&gw, "/other.Service/Call", b"\0\0\0\0\0").await;
+    assert_eq!(status, "12");
+    assert!(message.contains("other.Service"), "{message}");
+    assert_eq!(
+        agent
+            .requests()
+            .iter()
+            .filter(|r| !r.is_card_fetch())
+            .count(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_grpc_stream_carries_each_event_as_it_comes() {
+    let agent = MockAgent::start(Mode::Stream {
+        events: 3,
+        interval_ms: 20,
+        gate_last: false,
+    })
+    .await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let mut stream = client(&gw)
+        .await
+        .send_streaming_message(send("stream please"))
+        .await
+        .expect("the stream starts")
+        .into_inner();
+    let mut items = Vec::new();
+    while let Some(item) = stream.message().await.expect("no error in the stream") {
+        items.push(item.payload.expect("each item says what it is"));
+    }
+    assert!(items.len() >= 3, "{items:?}");
+    let call = agent
+        .requests()
+        .into_iter()
+        .rfind(|r| !r.is_card_fetch())
+        .unwrap();
+    assert_eq!(call.json()["method"], "SendStreamingMessage");
+    let last_state = items.iter().rev().find_map(|p| match p {
+        v1::stream_response::Payload::StatusUpdate(u) => u.status.as_ref().map(|s| s.state),
+        v1::stream_response::Payload::Task(t) => t.status.as_ref().map(|s| s.state),
+        _ => None,
+    });
+    assert!(last_state.is_some(), "{items:?}");
+}
+
+#[tokio::test]
+async fn an_agent_that_dies_mid_stream_ends_the_grpc_stream_with_unavailable() {
+    let agent = MockAgent::start(Mode::ResetMidStream { events_before: 1 }).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let mut stream = client(&gw)
+        .await
+        .send_streaming_message(send("x"))
+        .await
+        .expect("the stream starts")
+        .into_inner();
+    let first = stream.message().await.expect("the first event");
+    assert!(first.is_some());
+    let status = loop {
+        match stream.message().await {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("the stream ended without saying the agent died"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert_eq!(reason(&status).as_deref(), Some("UPSTREAM_STREAM_BROKEN"));
+}
