@@ -296,3 +296,27 @@ async fn an_agent_that_dies_mid_stream_ends_the_grpc_stream_with_unavailable() {
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
     assert_eq!(reason(&status).as_deref(), Some("UPSTREAM_STREAM_BROKEN"));
 }
+
+#[tokio::test]
+async fn a_message_over_the_body_limit_is_resource_exhausted() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(
+        &[("echo", &agent.url())],
+        "[limits]\nmax_body_bytes = 4096\n",
+    )
+    .await;
+    let status = client(&gw)
+        .await
+        .send_message(send(&"x".repeat(10_000)))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert_eq!(
+        agent
+            .requests()
+            .iter()
+            .filter(|r| !r.is_card_fetch())
+            .count(),
+        0
+    );
+}

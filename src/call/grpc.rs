@@ -71,17 +71,25 @@ pub async fn handle(
     }
 }
 
-/// tonic's answer as the gateway's body type. tonic says a request
-/// message it cannot decode is INTERNAL; the client sent it, so it is
-/// INVALID_ARGUMENT (a trailers-only answer: the status is in the head).
+/// tonic's answer as the gateway's body type, with tonic's own statuses
+/// for a request it could not read said as gRPC servers say them: a
+/// message it cannot decode is INVALID_ARGUMENT (tonic: INTERNAL, but the
+/// client sent it), one over the size limit RESOURCE_EXHAUSTED (tonic:
+/// OUT_OF_RANGE). Both answers are trailers-only: the status is in the
+/// head.
 fn said(mut response: Response<tonic::body::Body>) -> Response<Body> {
     let headers = response.headers();
-    let undecodable = headers.get("grpc-status").is_some_and(|v| v == "13")
-        && (headers.get("grpc-message").and_then(|v| v.to_str().ok()))
-            .is_some_and(|m| m.starts_with("failed%20to%20decode"));
-    if undecodable {
-        let invalid = HeaderValue::from_static("3");
-        response.headers_mut().insert("grpc-status", invalid);
+    let message = (headers.get("grpc-message").and_then(|v| v.to_str().ok())).unwrap_or("");
+    let said_anew = match headers.get("grpc-status").and_then(|v| v.to_str().ok()) {
+        Some("13") if message.starts_with("failed%20to%20decode") => Some("3"),
+        Some("11") if message.starts_with("Error,%20decoded%20message%20length%20too%20large") => {
+            Some("8")
+        }
+        _ => None,
+    };
+    if let Some(code) = said_anew {
+        let code = HeaderValue::from_static(code);
+        response.headers_mut().insert("grpc-status", code);
     }
     response.map(|body| body.map_err(Into::into).boxed_unsync())
 }
