@@ -101,12 +101,13 @@ struct Front {
 }
 
 impl Front {
-    /// The call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
-    async fn unary<Q: Serialize, A: DeserializeOwned>(
+    /// The call, said as its JSON-RPC 1.0 `method`, through the gateway:
+    /// its JSON-RPC answer.
+    async fn call<Q: Serialize>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
-    ) -> Result<tonic::Response<A>, Status> {
+    ) -> Result<Response<Body>, Status> {
         let (metadata, _, message) = request.into_parts();
         let params = serde_json::to_value(&message)
             .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
@@ -114,12 +115,17 @@ impl Front {
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let mut request = Request::new(Bytes::from(call.to_string()));
         *request.headers_mut() = headers(metadata.into_headers());
-        let response = super::handle_grpc(self.state.clone(), &self.conn, request).await;
-        // The gateway's own refusal carries its row of the table; an
-        // agent's error is looked up by its code.
-        let own = response.extensions().get::<Mapped>().copied();
-        let answer = read_answer(response.into_body()).await?;
-        let result = answer_result(answer, own)?;
+        Ok(super::handle_grpc(self.state.clone(), &self.conn, request).await)
+    }
+
+    /// The call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
+    async fn unary<Q: Serialize, A: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        request: tonic::Request<Q>,
+    ) -> Result<tonic::Response<A>, Status> {
+        let response = self.call(method, request).await?;
+        let result = result_of(response).await?;
         let read = serde_json::from_value::<A>(result).map_err(|e| {
             let why = format!("the agent's answer to {method} is not a valid {method} answer: {e}");
             status_for(-32006, why, None)
@@ -169,6 +175,15 @@ async fn read_answer(mut body: Body) -> Result<Value, Status> {
     }
     serde_json::from_slice(&bytes)
         .map_err(|e| status_for(-32006, format!("the agent's answer is not JSON: {e}"), None))
+}
+
+/// A whole JSON-RPC answer's result, or its error as a gRPC status. The
+/// gateway's own refusal carries its row of the table; an agent's error is
+/// looked up by its code.
+async fn result_of(response: Response<Body>) -> Result<Value, Status> {
+    let own = response.extensions().get::<Mapped>().copied();
+    let answer = read_answer(response.into_body()).await?;
+    answer_result(answer, own)
 }
 
 /// The result of a JSON-RPC answer, or its error as a gRPC status (`own`:
@@ -247,19 +262,10 @@ impl Front {
         method: &'static str,
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<Answers>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        let params = serde_json::to_value(&message)
-            .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
-        let call =
-            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let mut request = Request::new(Bytes::from(call.to_string()));
-        *request.headers_mut() = headers(metadata.into_headers());
-        let response = super::handle_grpc(self.state.clone(), &self.conn, request).await;
+        let response = self.call(method, request).await?;
         if !super::relay::is_event_stream(response.headers()) {
             // A refusal, or an agent that answered the stream at once.
-            let own = response.extensions().get::<Mapped>().copied();
-            let answer = read_answer(response.into_body()).await?;
-            let item = stream_item(answer_result(answer, own)?);
+            let item = stream_item(result_of(response).await?);
             return Ok(tonic::Response::new(Box::pin(futures_util::stream::iter(
                 [item],
             ))));
