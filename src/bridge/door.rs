@@ -3,9 +3,10 @@
 //! untouched); otherwise the first interface on the agent's card that the
 //! gateway can speak, in the card's order, which is the agent's preference.
 //!
-//! The gateway speaks JSON-RPC in every version to agents, and HTTP+JSON
-//! in 1.0 and 0.3 (`crate::a2a::rest_call`, `super::v03_rest_agent`).
-//! gRPC interfaces are passed over.
+//! The gateway speaks JSON-RPC in every version to agents, HTTP+JSON in
+//! 1.0 and 0.3 (`crate::a2a::rest_call`, `super::v03_rest_agent`), and
+//! gRPC in 1.0 (`crate::call::grpc_agent`). 0.3 gRPC interfaces are passed
+//! over.
 
 use crate::a2a::dialect::{Binding, Interface, Versions};
 use crate::a2a::Version;
@@ -19,29 +20,32 @@ pub enum Door {
     /// this path on the agent's origin (its URL's path: `/rest`, or empty
     /// for the root).
     Rest { path: String, version: Version },
+    /// The agent's gRPC 1.0 interface, at this URL as its card gives it
+    /// (often a bare `host:port`).
+    Grpc { url: String },
 }
 
 /// The door for a call made over `binding` in `version` to an agent with
 /// these card `interfaces`, whose JSON-RPC versions are `rpc` (read once
 /// with the card: `FetchedCard::rpc_versions`).
 pub fn choose(binding: Binding, version: Version, interfaces: &[Interface], rpc: Versions) -> Door {
-    let rest = |i: &Interface| {
-        i.binding == Binding::HttpJson && matches!(i.version, Version::V1_0 | Version::V0_3)
+    let spoken = |i: &&Interface| match i.binding {
+        Binding::JsonRpc => true,
+        Binding::HttpJson => matches!(i.version, Version::V1_0 | Version::V0_3),
+        Binding::Grpc => i.version == Version::V1_0,
     };
     let own = interfaces
         .iter()
         .find(|i| i.binding == binding && i.version == version);
-    let chosen = match own {
-        Some(i) if i.binding == Binding::JsonRpc || rest(i) => Some(i),
-        _ => interfaces
-            .iter()
-            .find(|i| i.binding == Binding::JsonRpc || rest(i)),
-    };
+    let chosen = own
+        .filter(spoken)
+        .or_else(|| interfaces.iter().find(spoken));
     match chosen {
         Some(i) if i.binding == Binding::HttpJson => Door::Rest {
             path: url_path(&i.url),
             version: i.version,
         },
+        Some(i) if i.binding == Binding::Grpc => Door::Grpc { url: i.url.clone() },
         _ => Door::JsonRpc(rpc),
     }
 }
@@ -141,10 +145,17 @@ mod tests {
             },
             "the agent's first"
         );
-        let grpc_only = [at(Grpc, V1_0, "http://a:1/")];
+        let grpc_only = [at(Grpc, V1_0, "a:50051")];
+        let grpc = Door::Grpc {
+            url: "a:50051".into(),
+        };
+        assert_eq!(choose(JsonRpc, V0_3, &grpc_only), grpc);
+        assert_eq!(choose(HttpJson, V1_0, &grpc_only), grpc);
+        let old_grpc = [at(Grpc, V0_3, "a:50051")];
         assert_eq!(
-            choose(JsonRpc, V1_0, &grpc_only),
-            Door::JsonRpc(Versions::default())
+            choose(JsonRpc, V1_0, &old_grpc),
+            Door::JsonRpc(Versions::default()),
+            "0.3 gRPC is not spoken yet"
         );
         assert_eq!(
             choose(JsonRpc, V1_0, &[]),

@@ -226,27 +226,35 @@ fn status_of(mapped: Mapped, message: String, data: Option<&Value>) -> Status {
     Status::with_error_details(code_named(mapped.grpc), message, details)
 }
 
-/// The gRPC code of a canonical code name (the table's spelling).
+/// The gRPC codes by their canonical names (the table's spelling).
+const CODES: [(&str, Code); 17] = [
+    ("OK", Code::Ok),
+    ("CANCELLED", Code::Cancelled),
+    ("UNKNOWN", Code::Unknown),
+    ("INVALID_ARGUMENT", Code::InvalidArgument),
+    ("DEADLINE_EXCEEDED", Code::DeadlineExceeded),
+    ("NOT_FOUND", Code::NotFound),
+    ("ALREADY_EXISTS", Code::AlreadyExists),
+    ("PERMISSION_DENIED", Code::PermissionDenied),
+    ("RESOURCE_EXHAUSTED", Code::ResourceExhausted),
+    ("FAILED_PRECONDITION", Code::FailedPrecondition),
+    ("ABORTED", Code::Aborted),
+    ("OUT_OF_RANGE", Code::OutOfRange),
+    ("UNIMPLEMENTED", Code::Unimplemented),
+    ("INTERNAL", Code::Internal),
+    ("UNAVAILABLE", Code::Unavailable),
+    ("DATA_LOSS", Code::DataLoss),
+    ("UNAUTHENTICATED", Code::Unauthenticated),
+];
+
+/// The gRPC code of a canonical code name.
 fn code_named(name: &str) -> Code {
-    match name {
-        "OK" => Code::Ok,
-        "CANCELLED" => Code::Cancelled,
-        "INVALID_ARGUMENT" => Code::InvalidArgument,
-        "DEADLINE_EXCEEDED" => Code::DeadlineExceeded,
-        "NOT_FOUND" => Code::NotFound,
-        "ALREADY_EXISTS" => Code::AlreadyExists,
-        "PERMISSION_DENIED" => Code::PermissionDenied,
-        "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
-        "FAILED_PRECONDITION" => Code::FailedPrecondition,
-        "ABORTED" => Code::Aborted,
-        "OUT_OF_RANGE" => Code::OutOfRange,
-        "UNIMPLEMENTED" => Code::Unimplemented,
-        "UNAVAILABLE" => Code::Unavailable,
-        "DATA_LOSS" => Code::DataLoss,
-        "UNAUTHENTICATED" => Code::Unauthenticated,
-        "INTERNAL" => Code::Internal,
-        _ => Code::Unknown,
-    }
+    (CODES.iter().find(|(n, _)| *n == name)).map_or(Code::Unknown, |(_, code)| *code)
+}
+
+/// The canonical name of a gRPC code.
+pub(super) fn code_name(code: Code) -> &'static str {
+    (CODES.iter().find(|(_, c)| *c == code)).map_or("UNKNOWN", |(name, _)| name)
 }
 
 /// A server stream's answers.

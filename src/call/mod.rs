@@ -31,6 +31,7 @@ pub mod client_ip;
 pub mod endpoint;
 pub mod extended_card;
 pub mod grpc;
+mod grpc_agent;
 mod intake;
 pub mod observe;
 mod relay;
@@ -505,17 +506,19 @@ async fn forward(
     // Calls to a REST agent go as the 1.0 call, said in its REST version.
     let versions = match &door {
         Door::JsonRpc(versions) => *versions,
-        Door::Rest { .. } => Versions::default().with(Version::V1_0),
+        Door::Rest { .. } | Door::Grpc { .. } => Versions::default().with(Version::V1_0),
     };
     let mut bridged = bridged::plan(state, &call, versions, &owner)?;
     let (client, agent) = match (&bridged, &door) {
         (Some(b), Door::JsonRpc(_)) => (call.front.version(b.client()), b.agent()),
         (_, Door::Rest { version, .. }) => (said_in, *version),
+        (_, Door::Grpc { .. }) => (said_in, Version::V1_0),
         (None, _) => (said_in, said_in),
     };
     record.versions(client, Some((client, agent)));
     let agent_binding = match &door {
         Door::Rest { .. } => "http+json",
+        Door::Grpc { .. } => "grpc",
         Door::JsonRpc(_) => "jsonrpc",
     };
     record.agent_binding = Some(agent_binding);
@@ -538,6 +541,10 @@ async fn forward(
         (Door::Rest { path, version }, _) => {
             let to = (path.as_str(), *version);
             rest_agent::call(upstream, parts, &bytes, family, to, origin, &caller)?
+        }
+        (Door::Grpc { url }, _) => {
+            let at = grpc_origin(url, config, &owner)?;
+            grpc_agent::call(upstream, parts, &bytes, family, &at, origin, &caller)?
         }
         (Door::JsonRpc(_), _) => {
             (upstream.rpc_call_from(parts, bytes, origin, &caller)).streaming(streams)
@@ -590,8 +597,37 @@ async fn forward(
             let response = rest_agent::answer(response, call.id, owner, within, v03).await?;
             answer.deliver(response, sighting).await
         }
+        Door::Grpc { .. } if family.streams() && grpc_agent::streams(&response) => {
+            let response = grpc_agent::events(response, call.id);
+            answer.deliver(response, sighting).await
+        }
+        Door::Grpc { .. } => {
+            let within = state.config.limits.sse_idle_timeout;
+            let owner = &answer.owner;
+            let response = grpc_agent::answer(response, call.id, owner, within, family).await?;
+            answer.deliver(response, sighting).await
+        }
         Door::JsonRpc(_) => answer.deliver(response, sighting).await,
     }
+}
+
+/// The origin of an agent's gRPC interface (its card's URL, in the scheme
+/// of the upstream's own URLs when it has none).
+fn grpc_origin(
+    url: &str,
+    config: &crate::config::Upstream,
+    owner: &str,
+) -> Result<http::Uri, GatewayError> {
+    let secure = config
+        .urls
+        .first()
+        .is_some_and(|u| u.scheme_str() == Some("https"));
+    crate::a2a::grpc::call::origin_of(url, secure).ok_or_else(|| {
+        GatewayError::UpstreamBadResponse {
+            upstream: owner.to_string(),
+            detail: format!("its card's gRPC interface URL '{url}' is not an address"),
+        }
+    })
 }
 
 /// What the agent's answer is delivered with.

@@ -84,6 +84,10 @@ fn spoken(
             };
             return probe::Ask::Rest(path);
         }
+        Door::Grpc { url } => match super::grpc_origin(&url, config, &config.name) {
+            Ok(at) => return probe::Ask::Grpc(at),
+            Err(_) => return probe::Ask::JsonRpc(client),
+        },
         Door::JsonRpc(versions) => versions,
     };
     match crate::bridge::plan(client, Family::GetTask, &config.name, versions) {

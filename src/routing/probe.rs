@@ -9,6 +9,7 @@ use futures_util::stream::{self, StreamExt};
 use http::request::Parts;
 use serde_json::{json, Value};
 
+use crate::a2a::grpc::call as grpc;
 use crate::a2a::rest_call::rest_call;
 use crate::a2a::{Family, Version};
 use crate::upstream::{Caller, Origin, Upstream};
@@ -21,12 +22,14 @@ pub struct Client<'a> {
     pub caller: &'a Caller<'a>,
 }
 
-/// How a candidate is asked: over JSON-RPC in its version, or over its
-/// HTTP+JSON 1.0 interface at this path (`crate::bridge::door`).
+/// How a candidate is asked: over JSON-RPC in its version, over its
+/// HTTP+JSON 1.0 interface at this path, or over its gRPC 1.0 interface
+/// at this origin (`crate::bridge::door`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ask {
     JsonRpc(Version),
     Rest(String),
+    Grpc(http::Uri),
 }
 
 /// At most this many upstreams are asked at once.
@@ -63,36 +66,75 @@ pub async fn find_owner(
     let span = client.caller.trace.map(|t| t.probe(task));
     // Collected first: an iterator adapter holding this closure would have
     // to live across the awaits below, which the compiler cannot prove Send.
-    let asks: Vec<_> = candidates.iter().filter_map(|(i, how)| {
-        let (i, upstream) = (*i, upstreams.get(*i)?);
-        let mut parts = client.parts.clone();
-        if *how == Ask::JsonRpc(Version::V1_0) || matches!(how, Ask::Rest(_)) {
-            parts.headers.insert("a2a-version", http::HeaderValue::from_static("1.0"));
-        } else {
-            parts.headers.remove("a2a-version");
-        }
-        let origin = client.origin.clone();
-        let call = match how {
-            Ask::JsonRpc(version) => upstream.rpc_call_as(&parts, ask(task, *version), origin, client.caller),
-            Ask::Rest(path) => {
-                parts.headers.remove(http::header::CONTENT_TYPE);
-                let get = rest_call(Family::GetTask, Some(&json!({"id": task, "historyLength": 0})), path).ok()?;
-                let call = upstream.rpc_call_as(&parts, Bytes::new(), origin, client.caller);
-                call.at_path(get.method, &get.path_and_query).ok()?
+    let asks: Vec<_> = candidates
+        .iter()
+        .filter_map(|(i, how)| {
+            let (i, upstream) = (*i, upstreams.get(*i)?);
+            let mut parts = client.parts.clone();
+            if *how == Ask::JsonRpc(Version::V1_0) || matches!(how, Ask::Rest(_) | Ask::Grpc(_)) {
+                parts
+                    .headers
+                    .insert("a2a-version", http::HeaderValue::from_static("1.0"));
+            } else {
+                parts.headers.remove("a2a-version");
             }
-        };
-        let mut call = call;
-        if let Some(span) = &span {
-            span.inject(call.headers_mut());
-        }
-        let rest = matches!(how, Ask::Rest(_));
-        Some(async move {
-            let answer = upstream.exchange_call(call, MAX_ANSWER_BYTES, limit).await;
-            let owns = matches!(&answer, Ok((status, _, bytes)) if status.is_success() && has_result(bytes, rest));
-            tracing::debug!(upstream = %upstream.name, task, owns, "task owner probe");
-            owns.then_some(i)
+            let origin = client.origin.clone();
+            let call = match how {
+                Ask::JsonRpc(version) => {
+                    upstream.rpc_call_as(&parts, ask(task, *version), origin, client.caller)
+                }
+                Ask::Rest(path) => {
+                    parts.headers.remove(http::header::CONTENT_TYPE);
+                    let get = rest_call(
+                        Family::GetTask,
+                        Some(&json!({"id": task, "historyLength": 0})),
+                        path,
+                    )
+                    .ok()?;
+                    let call = upstream.rpc_call_as(&parts, Bytes::new(), origin, client.caller);
+                    call.at_path(get.method, &get.path_and_query).ok()?
+                }
+                Ask::Grpc(at) => {
+                    let (rpc, message) =
+                        grpc::request(Family::GetTask, json!({"id": task, "historyLength": 0}))
+                            .ok()?;
+                    let target = format!(
+                        "{}{}",
+                        at.to_string().trim_end_matches('/'),
+                        grpc::path(rpc)
+                    );
+                    parts.headers.insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("application/grpc"),
+                    );
+                    let call =
+                        upstream.rpc_call_as(&parts, grpc::framed(&message), origin, client.caller);
+                    call.grpc(target.parse().ok()?)
+                }
+            };
+            let mut call = call;
+            if let Some(span) = &span {
+                span.inject(call.headers_mut());
+            }
+            let rest = matches!(how, Ask::Rest(_));
+            let grpc = matches!(how, Ask::Grpc(_));
+            Some(async move {
+                let answer = upstream.exchange_call(call, MAX_ANSWER_BYTES, limit).await;
+                let owns = match &answer {
+                    // A task came back: a message, not a trailers-only status.
+                    Ok((status, headers, bytes)) if grpc => {
+                        status.is_success()
+                            && headers.get("grpc-status").is_none()
+                            && bytes.len() > 5
+                    }
+                    Ok((status, _, bytes)) => status.is_success() && has_result(bytes, rest),
+                    Err(_) => false,
+                };
+                tracing::debug!(upstream = %upstream.name, task, owns, "task owner probe");
+                owns.then_some(i)
+            })
         })
-    }).collect();
+        .collect();
     let asked = asks.len();
     let mut answers = stream::iter(asks).buffer_unordered(CONCURRENCY);
     let mut owner = None;

@@ -70,6 +70,23 @@ impl RpcCall {
     }
 }
 
+impl RpcCall {
+    /// Sends the call over HTTP/2 as a gRPC call to `target`: a path on
+    /// the replica's origin, or an absolute URI elsewhere (a gRPC
+    /// interface the agent's card places on another port or host).
+    /// `te: trailers` is what gRPC servers require of a client.
+    pub fn grpc(mut self, target: Uri) -> Self {
+        self.head.method = http::Method::POST;
+        self.head.version = http::Version::HTTP_2;
+        self.head
+            .headers
+            .insert(http::header::TE, http::HeaderValue::from_static("trailers"));
+        self.query = None;
+        self.path = Some(target);
+        self
+    }
+}
+
 /// How a call or request is addressed to a replica.
 pub enum Addressing {
     /// The replica's JSON-RPC endpoint plus this query.

@@ -153,6 +153,10 @@ pub struct Upstream {
     client: HttpClient,
     /// HTTP/2 calls: spread over as many connections as their streams need.
     lanes: Option<Lanes<HttpClient>>,
+    /// gRPC calls when the upstream's other calls are HTTP/1.1 (`http2`
+    /// off): HTTP/2 only, h2 by ALPN over TLS. It opens no connection
+    /// until the first gRPC call.
+    grpc: HttpClient,
     /// JSON-RPC calls to each `http://` replica over HTTP/1.1 (by replica
     /// index; `None` for TLS replicas, empty with `http2`): the gateway's own
     /// connection list, cheaper than the legacy client's pool.
@@ -174,7 +178,10 @@ impl Upstream {
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
             .http2_only(cfg.http2);
-        let connector = connector(cfg);
+        let grpc = (builder.clone())
+            .http2_only(true)
+            .build(connector(cfg, true));
+        let connector = connector(cfg, cfg.http2);
         let client = builder.build(connector.clone());
         let replicas = Replicas::new(cfg);
         let lanes = cfg
@@ -202,6 +209,7 @@ impl Upstream {
             identity_header: cfg.identity_header.clone(),
             client,
             lanes,
+            grpc,
             pools,
             builder,
             connector,
@@ -233,6 +241,13 @@ impl Upstream {
             path,
             trace,
         } = call;
+        // A gRPC agent's interface elsewhere than its replicas (its card
+        // names it) is called there: no balancing over replicas.
+        if let Some(path) = path.as_ref().filter(|p| !self.is_ours(p)) {
+            head.uri = path.clone();
+            let request = Request::from_parts(head, Full::new(body));
+            return self.send_direct(request, deadline).await;
+        }
         let how = match path {
             Some(path) => {
                 head.uri = path;
@@ -336,7 +351,11 @@ impl Upstream {
         deadline: tokio::time::Instant,
     ) -> Result<Response<Leased>, Failure> {
         let replica = attempt.endpoint().clone();
-        let pool = self.pools.get(attempt.index()).and_then(Option::as_ref);
+        // gRPC (HTTP/2) is never on the HTTP/1.1 connections.
+        let pool = match request.version() {
+            Version::HTTP_2 => None,
+            _ => self.pools.get(attempt.index()).and_then(Option::as_ref),
+        };
         let sent = async {
             match pool {
                 Some(pool) if streams => self.send_pooled_stream(pool, request, &replica).await,
@@ -394,7 +413,11 @@ impl Upstream {
         replica: &Uri,
     ) -> Result<Response<Leased>, Failure> {
         let (lane, lease) = self.lane();
-        let client = lane.as_ref().unwrap_or(&self.client);
+        let client = match (&lane, request.version()) {
+            (Some(lane), _) => lane,
+            (None, Version::HTTP_2) => &self.grpc,
+            (None, _) => &self.client,
+        };
         match client.request(request).await {
             // The lane's place is held until the answer's body is dropped.
             Ok(response) => Ok(response.map(|body| Leased::new(body.into(), lease))),
@@ -430,7 +453,11 @@ impl Upstream {
         deadline: tokio::time::Instant,
     ) -> Result<Response<Leased>, GatewayError> {
         let target = request.uri().clone();
-        match tokio::time::timeout_at(deadline, self.client.request(request)).await {
+        let client = match (request.version(), self.http2) {
+            (Version::HTTP_2, false) => &self.grpc,
+            _ => &self.client,
+        };
+        match tokio::time::timeout_at(deadline, client.request(request)).await {
             Ok(Ok(response)) => Ok(response.map(|body| Leased::new(body.into(), None))),
             Ok(Err(e)) => Err(self.classify(&e, &target)),
             Err(_) => Err(self.header_timeout(&target)),
@@ -470,8 +497,9 @@ impl Upstream {
 }
 
 /// TCP with the connect timeout and no Nagle delay, and TLS for `https://`
-/// URLs as the upstream's `tls` says.
-fn connector(cfg: &config::Upstream) -> HttpsConnector<HttpConnector> {
+/// URLs as the upstream's `tls` says, offering h2 by ALPN only with
+/// `http2`.
+fn connector(cfg: &config::Upstream, http2: bool) -> HttpsConnector<HttpConnector> {
     let mut tcp = HttpConnector::new();
     tcp.set_connect_timeout(Some(cfg.connect_timeout));
     tcp.set_nodelay(true);
@@ -485,7 +513,7 @@ fn connector(cfg: &config::Upstream) -> HttpsConnector<HttpConnector> {
         Some(name) => builder.with_server_name_resolver(FixedServerNameResolver::new(name.clone())),
         None => builder,
     };
-    match cfg.http2 {
+    match http2 {
         true => builder.enable_http2().wrap_connector(tcp),
         false => builder.enable_http1().wrap_connector(tcp),
     }

@@ -9,6 +9,7 @@ pub mod fault_agent;
 pub mod gateway;
 pub mod keys;
 pub mod mock_agent;
+pub mod mock_grpc;
 pub mod mock_rest;
 pub mod otlp;
 pub mod pki;

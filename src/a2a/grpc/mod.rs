@@ -5,6 +5,8 @@
 //! (serde: the JSON names written, the JSON and proto names read), a client
 //! and a server trait.
 
+pub mod call;
+
 /// A2A 1.0: package `lf.a2a.v1`.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {

@@ -1,0 +1,191 @@
+//! An A2A 1.0 call said as its gRPC call: the RPC a JSON-RPC 1.0 call
+//! is, its request message from the params' ProtoJSON, one message in
+//! gRPC's framing, and the answer message back as ProtoJSON. The HTTP/2
+//! around it is the caller's (`crate::call::grpc_agent`,
+//! `crate::routing::probe`).
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::Uri;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::v1;
+use crate::a2a::Family;
+
+/// The 1.0 service's path prefix: `/lf.a2a.v1.A2AService/`.
+pub fn path(rpc: &str) -> String {
+    format!("/{}/{rpc}", v1::a2a_service_server::SERVICE_NAME)
+}
+
+/// The origin of an agent's gRPC interface from its card's URL. gRPC URLs
+/// are often bare (`host:port`): they take the scheme of the upstream's
+/// own URL (`secure`: `https`). `grpc://` and `grpcs://` are read as
+/// `http://` and `https://`. `None`: not an address.
+pub fn origin_of(url: &str, secure: bool) -> Option<Uri> {
+    let (scheme, rest) = match url.split_once("://") {
+        Some(("http" | "grpc", rest)) => ("http", rest),
+        Some(("https" | "grpcs", rest)) => ("https", rest),
+        Some(_) => return None,
+        None if secure => ("https", url),
+        None => ("http", url),
+    };
+    let authority = rest.split('/').next().filter(|a| !a.is_empty())?;
+    Uri::builder()
+        .scheme(scheme)
+        .authority(authority)
+        .path_and_query("/")
+        .build()
+        .ok()
+}
+
+/// The RPC a call family is, and its request message from the params'
+/// ProtoJSON.
+pub fn request(family: Family, params: Value) -> Result<(&'static str, Vec<u8>), String> {
+    use Family::*;
+    let said = match family {
+        Send => ("SendMessage", encode::<v1::SendMessageRequest>(params)?),
+        Stream => (
+            "SendStreamingMessage",
+            encode::<v1::SendMessageRequest>(params)?,
+        ),
+        GetTask => ("GetTask", encode::<v1::GetTaskRequest>(params)?),
+        ListTasks => ("ListTasks", encode::<v1::ListTasksRequest>(params)?),
+        CancelTask => ("CancelTask", encode::<v1::CancelTaskRequest>(params)?),
+        Resubscribe => (
+            "SubscribeToTask",
+            encode::<v1::SubscribeToTaskRequest>(params)?,
+        ),
+        PushSet => (
+            "CreateTaskPushNotificationConfig",
+            encode::<v1::TaskPushNotificationConfig>(params)?,
+        ),
+        PushGet => (
+            "GetTaskPushNotificationConfig",
+            encode::<v1::GetTaskPushNotificationConfigRequest>(params)?,
+        ),
+        PushList => (
+            "ListTaskPushNotificationConfigs",
+            encode::<v1::ListTaskPushNotificationConfigsRequest>(params)?,
+        ),
+        PushDelete => (
+            "DeleteTaskPushNotificationConfig",
+            encode::<v1::DeleteTaskPushNotificationConfigRequest>(params)?,
+        ),
+        ExtendedCard => (
+            "GetExtendedAgentCard",
+            encode::<v1::GetExtendedAgentCardRequest>(params)?,
+        ),
+    };
+    Ok(said)
+}
+
+fn encode<M: DeserializeOwned + prost::Message>(params: Value) -> Result<Vec<u8>, String> {
+    let message: M = serde_json::from_value(params).map_err(|e| e.to_string())?;
+    Ok(message.encode_to_vec())
+}
+
+/// One uncompressed gRPC message: a zero flag, its length, its bytes.
+pub fn framed(message: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(message.len() + 5);
+    out.extend_from_slice(&[0]);
+    out.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    out.extend_from_slice(message);
+    out.freeze()
+}
+
+/// The agent's answer message of `family`, as the JSON-RPC result's
+/// ProtoJSON.
+pub fn answer_json(family: Family, message: &[u8]) -> Result<Vec<u8>, String> {
+    use Family::*;
+    match family {
+        Send => json_of::<v1::SendMessageResponse>(message),
+        Stream | Resubscribe => json_of::<v1::StreamResponse>(message),
+        GetTask | CancelTask => json_of::<v1::Task>(message),
+        ListTasks => json_of::<v1::ListTasksResponse>(message),
+        PushSet | PushGet => json_of::<v1::TaskPushNotificationConfig>(message),
+        PushList => json_of::<v1::ListTaskPushNotificationConfigsResponse>(message),
+        PushDelete => json_of::<pbjson_types::Empty>(message),
+        ExtendedCard => json_of::<v1::AgentCard>(message),
+    }
+}
+
+fn json_of<M: prost::Message + Default + Serialize>(message: &[u8]) -> Result<Vec<u8>, String> {
+    let read = M::decode(message).map_err(|e| format!("its message does not decode: {e}"))?;
+    serde_json::to_vec(&read).map_err(|e| e.to_string())
+}
+
+/// The next whole message in `buffer`, taken out of it (`None`: none
+/// whole yet). A compressed one is refused (none was offered), and one
+/// over `max` bytes.
+pub fn next_message(buffer: &mut BytesMut, max: usize) -> Result<Option<Bytes>, String> {
+    if buffer.len() < 5 {
+        return Ok(None);
+    }
+    let length = u32::from_be_bytes([buffer[1], buffer[2], buffer[3], buffer[4]]) as usize;
+    if buffer[0] != 0 {
+        return Err("a compressed message, which was not offered".into());
+    }
+    if length > max {
+        return Err(format!("a message over {max} bytes"));
+    }
+    if buffer.len() < 5 + length {
+        return Ok(None);
+    }
+    buffer.advance(5);
+    Ok(Some(buffer.split_to(length).freeze()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message as _;
+    use serde_json::json;
+
+    #[test]
+    fn card_urls_become_origins() {
+        let at = |url, secure| origin_of(url, secure).map(|u| u.to_string());
+        assert_eq!(
+            at("127.0.0.1:50051", false).as_deref(),
+            Some("http://127.0.0.1:50051/")
+        );
+        assert_eq!(
+            at("a.example:443", true).as_deref(),
+            Some("https://a.example:443/")
+        );
+        assert_eq!(at("grpc://a:1/x", true).as_deref(), Some("http://a:1/"));
+        assert_eq!(at("grpcs://a:1", false).as_deref(), Some("https://a:1/"));
+        assert_eq!(at("ftp://a:1", false), None);
+        assert_eq!(at("", false), None);
+    }
+
+    #[test]
+    fn messages_are_taken_whole_from_a_buffer() {
+        let mut two = BytesMut::new();
+        two.extend_from_slice(&framed(b"ab"));
+        two.extend_from_slice(&framed(b"c")[..3]);
+        let mut buffer = two;
+        assert_eq!(
+            next_message(&mut buffer, 16).unwrap().as_deref(),
+            Some(&b"ab"[..])
+        );
+        assert_eq!(
+            next_message(&mut buffer, 16).unwrap(),
+            None,
+            "half a frame waits"
+        );
+        let mut compressed = BytesMut::from(&[1u8, 0, 0, 0, 0][..]);
+        assert!(next_message(&mut compressed, 16).is_err());
+    }
+
+    #[test]
+    fn params_become_the_request_message() {
+        let (name, bytes) =
+            request(Family::GetTask, json!({"id": "t", "historyLength": 2})).unwrap();
+        assert_eq!(name, "GetTask");
+        let read = v1::GetTaskRequest::decode(&bytes[..]).unwrap();
+        assert_eq!((read.id.as_str(), read.history_length), ("t", Some(2)));
+        assert!(request(Family::GetTask, json!({"id": 5})).is_err());
+        assert_eq!(path("GetTask"), "/lf.a2a.v1.A2AService/GetTask");
+    }
+}

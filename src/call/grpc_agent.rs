@@ -1,0 +1,274 @@
+//! Calls to an agent's gRPC interface (A2A 1.0, `lf.a2a.v1.A2AService`;
+//! `crate::bridge::door`). The call on its way is the 1.0 JSON-RPC call
+//! (the client's, or the bridge's translation of it); here its params,
+//! the ProtoJSON of the RPC's request message, become that message on the
+//! wire, sent over HTTP/2 as one gRPC frame. The agent's answer is said
+//! back as the JSON-RPC answer the rest of the way expects: a unary answer
+//! whole, a server stream as SSE events, one per message. A non-OK
+//! `grpc-status` becomes the JSON-RPC error its `google.rpc.ErrorInfo`
+//! reason names, else its code (`crate::http::error::table::code_for_rest`).
+
+use bytes::{Bytes, BytesMut};
+use http::request::Parts;
+use http::{header, HeaderMap, HeaderValue, Response, StatusCode, Uri};
+use http_body_util::BodyExt;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tonic_types::StatusExt;
+
+use crate::a2a::grpc::call::{answer_json, framed, next_message, request};
+use crate::a2a::{jsonrpc, Family, Version};
+use crate::http::body::{self, Body};
+use crate::http::error::table::code_for_rest;
+use crate::http::error::GatewayError;
+use crate::upstream::{Caller, Leased, Origin, RpcCall, Upstream};
+
+/// An answer is read whole up to this size, as any agent's.
+const MAX_ANSWER: usize = super::whole::MAX_ANSWER;
+
+/// The 1.0 JSON-RPC call in `rpc` as the gRPC call to the agent's
+/// interface at `origin`. A call whose params the RPC's message cannot
+/// carry is the client's error, naming what.
+pub(super) fn call(
+    upstream: &Upstream,
+    mut parts: Parts,
+    rpc: &[u8],
+    family: Family,
+    at: &Uri,
+    origin: Origin,
+    caller: &Caller<'_>,
+) -> Result<RpcCall, GatewayError> {
+    let envelope = jsonrpc::parse(rpc).map_err(|e| GatewayError::Internal(e.message))?;
+    let params: Value = match envelope.params {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(|e| {
+            GatewayError::Internal(format!("the call's params did not read again: {e}"))
+        })?,
+        None => json!({}),
+    };
+    let (rpc_name, message) = request(family, params).map_err(|why| {
+        GatewayError::InvalidParams(format!("over the agent's gRPC interface: {why}"))
+    })?;
+    crate::bridge::headers::for_agent(&mut parts.headers, Version::V1_0);
+    let headers = &mut parts.headers;
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/grpc"),
+    );
+    headers.remove(header::ACCEPT);
+    headers.remove(header::ACCEPT_ENCODING);
+    let target = format!(
+        "{}{}",
+        at.to_string().trim_end_matches('/'),
+        crate::a2a::grpc::call::path(rpc_name)
+    );
+    let target = target
+        .parse::<Uri>()
+        .map_err(|e| GatewayError::Internal(format!("'{target}' is not a gRPC call's URI: {e}")))?;
+    let call = upstream.rpc_call_from(parts, framed(&message), origin, caller);
+    Ok(call.streaming(family.streams()).grpc(target))
+}
+
+/// The agent's unary gRPC answer as a JSON-RPC one with the call's `id`.
+pub(super) async fn answer(
+    response: Response<Leased>,
+    id: Option<&RawValue>,
+    owner: &str,
+    within: std::time::Duration,
+    family: Family,
+) -> Result<Response<Body>, GatewayError> {
+    let id = id.map_or("null", |id| id.get());
+    let invalid = |detail: String| GatewayError::UpstreamBadResponse {
+        upstream: owner.to_string(),
+        detail: format!("its gRPC answer: {detail}"),
+    };
+    let (mut parts, body) = response.into_parts();
+    not_grpc(&parts.headers, parts.status).map_or(Ok(()), |why| Err(invalid(why)))?;
+    let said = match status_in(&parts.headers) {
+        // Trailers-only: the status is in the head, and no message.
+        Some(status) => error(id, &status),
+        None => {
+            let read = http_body_util::Limited::new(body, MAX_ANSWER + 5).collect();
+            let read = match tokio::time::timeout(within, read).await {
+                Ok(Ok(read)) => read,
+                Ok(Err(e)) => {
+                    return Err(GatewayError::UpstreamUnavailable {
+                        upstream: owner.to_string(),
+                        detail: format!("the answer broke off: {e}"),
+                    })
+                }
+                Err(_) => {
+                    return Err(GatewayError::UpstreamTimeout {
+                        upstream: owner.to_string(),
+                        detail: format!("its answer did not end within {within:?}"),
+                    })
+                }
+            };
+            let status = read.trailers().and_then(status_in);
+            let mut data = BytesMut::from(&read.to_bytes()[..]);
+            match status {
+                None => return Err(invalid("it ended with no grpc-status".into())),
+                Some(status) if status.code() != tonic::Code::Ok => error(id, &status),
+                Some(_) => {
+                    let message = match next_message(&mut data, MAX_ANSWER).map_err(invalid)? {
+                        Some(message) => message,
+                        None => return Err(invalid("OK, with no message".into())),
+                    };
+                    result(id, &answer_json(family, &message).map_err(invalid)?)
+                }
+            }
+        }
+    };
+    parts.status = StatusCode::OK;
+    parts.headers = HeaderMap::new();
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(Response::from_parts(parts, body::full(said)))
+}
+
+/// Whether a head is not a gRPC answer: why, if so.
+fn not_grpc(headers: &HeaderMap, status: StatusCode) -> Option<String> {
+    let grpc = (headers.get(header::CONTENT_TYPE))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/grpc"));
+    match (status, grpc) {
+        (StatusCode::OK, true) => None,
+        (status, _) => Some(format!(
+            "HTTP {status}, content-type {:?}",
+            headers.get(header::CONTENT_TYPE)
+        )),
+    }
+}
+
+/// The status a head or trailers carry, if any.
+fn status_in(headers: &HeaderMap) -> Option<tonic::Status> {
+    headers.get("grpc-status")?;
+    tonic::Status::from_header_map(headers)
+}
+
+/// Whether the agent's answer is a stream to say as SSE events: an OK
+/// gRPC head with no status in it (a refusal is trailers-only).
+pub(super) fn streams(response: &Response<Leased>) -> bool {
+    not_grpc(response.headers(), response.status()).is_none()
+        && status_in(response.headers()).is_none()
+}
+
+/// The agent's gRPC server stream as SSE events of JSON-RPC answers with
+/// the call's `id`: one per message, and a last error event for a non-OK
+/// status. A stream that breaks off, or says what cannot be read, ends
+/// with the body's error: the relay says it as the stream's end.
+pub(super) fn events(response: Response<Leased>, id: Option<&RawValue>) -> Response<Body> {
+    let id = id.map_or("null", |id| id.get()).to_string();
+    let (mut parts, body) = response.into_parts();
+    let start = Some((body, BytesMut::new()));
+    let stream = futures_util::stream::unfold(start, move |state| {
+        let id = id.clone();
+        async move {
+            let (mut body, mut buffer) = state?;
+            loop {
+                match next_message(&mut buffer, MAX_ANSWER) {
+                    Err(why) => return Some((Err(broke(why)), None)),
+                    Ok(Some(message)) => {
+                        let said = answer_json(Family::Stream, &message)
+                            .map(|json| event(&result(&id, &json)))
+                            .map_err(broke);
+                        let next = said.is_ok().then_some((body, buffer));
+                        return Some((said.map(http_body::Frame::data), next));
+                    }
+                    Ok(None) => {}
+                }
+                match body.frame().await {
+                    None => return Some((Err(broke("it ended with no grpc-status".into())), None)),
+                    Some(Err(e)) => return Some((Err(e), None)),
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) => buffer.extend_from_slice(&data),
+                        Err(frame) => {
+                            let status = frame.trailers_ref().and_then(status_in);
+                            return match status {
+                                Some(s) if s.code() == tonic::Code::Ok => None,
+                                Some(s) => {
+                                    let said = event(&error(&id, &s));
+                                    Some((Ok(http_body::Frame::data(said)), None))
+                                }
+                                None => Some((Err(broke("no grpc-status".into())), None)),
+                            };
+                        }
+                    },
+                }
+            }
+        }
+    });
+    parts.status = StatusCode::OK;
+    parts.headers = HeaderMap::new();
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    let body = http_body_util::StreamBody::new(stream).boxed_unsync();
+    Response::from_parts(parts, body)
+}
+
+fn broke(why: String) -> body::BoxError {
+    format!("the agent's gRPC stream: {why}").into()
+}
+
+/// One SSE event carrying `data`.
+fn event(data: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(data.len() + 8);
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\n\n");
+    out.freeze()
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`.
+fn result(id: &str, result: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(result.len() + id.len() + 36);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.push(b'}');
+    out
+}
+
+/// A non-OK status as the JSON-RPC error it names: its ErrorInfo's reason
+/// (else its code) gives the error's code, the ErrorInfo's metadata its
+/// data.
+fn error(id: &str, status: &tonic::Status) -> Vec<u8> {
+    let details = status.get_error_details();
+    let info = details.error_info();
+    let reason = info.map(|i| i.reason.as_str());
+    let code = code_for_rest(reason, Some(super::grpc::code_name(status.code())));
+    let mut said = json!({"code": code, "message": status.message()});
+    if let Some(info) = info.filter(|i| !i.metadata.is_empty()) {
+        said["data"] = json!(info.metadata);
+    }
+    let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
+    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": said})).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_their_code() {
+        let details = tonic_types::ErrorDetails::with_error_info(
+            "TASK_NOT_FOUND",
+            "a2a-protocol.org",
+            [("taskId".to_string(), "t".to_string())],
+        );
+        let status = tonic::Status::with_error_details(tonic::Code::NotFound, "no task t", details);
+        let said: Value = serde_json::from_slice(&error("3", &status)).unwrap();
+        assert_eq!(
+            said,
+            json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32001, "message": "no task t",
+                "data": {"taskId": "t"}}})
+        );
+        let bare = tonic::Status::unavailable("down");
+        let said: Value = serde_json::from_slice(&error("null", &bare)).unwrap();
+        assert_eq!(said["error"]["code"], -32603, "the agent failed");
+    }
+}
