@@ -148,9 +148,30 @@ fn served_at(mut card: Value, endpoint: &str) -> Value {
     card["supportedInterfaces"] = json!([
         {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-        {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+        {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+        grpc_at(endpoint)
     ]);
     card
+}
+
+/// The gRPC 1.0 interface a card at `endpoint` offers: the gateway's
+/// `host:port`, and for an agent's own card the tenant naming it.
+fn grpc_at(endpoint: &str) -> Value {
+    let uri: http::Uri = endpoint.parse().unwrap();
+    let port = uri
+        .port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        });
+    let mut grpc = json!({"url": format!("{}:{port}", uri.host().unwrap()), "protocolBinding": "GRPC",
+        "protocolVersion": "1.0"});
+    let path = uri.path().trim_matches('/');
+    if let Some(at) = path.find("agents/") {
+        grpc["tenant"] = json!(&path[at..]);
+    }
+    grpc
 }
 
 /// The interface fields of every published card at `endpoint`.
@@ -171,7 +192,8 @@ fn assert_points_at(card: &Value, endpoint: &str) {
         json!([
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            grpc_at(endpoint)
         ]),
         "{card}"
     );
@@ -409,6 +431,13 @@ async fn per_agent_1_0_only_card_is_offered_in_1_0_and_0_3_keeping_its_tenant() 
     let mut expected = served_at(card, &endpoint);
     expected["supportedInterfaces"][0]["tenant"] = json!("t-1");
     expected["supportedInterfaces"][2]["tenant"] = json!("t-1");
+    let tenant = format!(
+        "{}/t-1",
+        expected["supportedInterfaces"][3]["tenant"]
+            .as_str()
+            .unwrap()
+    );
+    expected["supportedInterfaces"][3]["tenant"] = json!(tenant);
     assert_eq!(served, expected);
     assert_eq!(served["url"], endpoint, "0.3 clients are offered it too");
 }
@@ -728,7 +757,8 @@ fn weather_published(agent: &Value, endpoint: &str) -> Value {
         "supportedInterfaces": [
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            grpc_at(&endpoint)
         ],
         "supportsAuthenticatedExtendedCard": false,
         "capabilities": {"streaming": true, "pushNotifications": false,
@@ -1353,7 +1383,7 @@ async fn readyz_shows_each_agents_versions_and_where_they_come_from() {
     let up = &ready["upstreams"];
     assert_eq!(
         up["card"]["versions"],
-        json!({"JSONRPC": ["1.0", "0.3", "0.1"], "GRPC": ["1.0"]}),
+        json!({"JSONRPC": ["1.0", "0.3", "0.1"]}),
         "{ready}"
     );
     assert_eq!(up["card"]["versions_from"], "card");

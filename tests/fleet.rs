@@ -438,7 +438,12 @@ async fn published_card_is_the_fleet_union_pointed_at_the_gateway() {
         let interfaces = card[list].as_array().expect(list);
         assert!(!interfaces.is_empty(), "{list}: {card}");
         for i in interfaces {
-            assert_eq!(i["url"], endpoint.as_str(), "{list}: {i}");
+            // gRPC has no path: the gateway's host:port.
+            let at = match i["protocolBinding"].as_str() {
+                Some("GRPC") => gw.addr().to_string(),
+                _ => endpoint.clone(),
+            };
+            assert_eq!(i["url"], at.as_str(), "{list}: {i}");
         }
     }
     let served = card.to_string();

@@ -254,3 +254,63 @@ async fn a_grpc_agent_that_is_down_is_a_bad_gateway() {
         "{v}"
     );
 }
+
+#[tokio::test]
+async fn an_agents_own_card_names_it_in_the_grpc_tenant_and_calls_echo_it() {
+    let grpc_agent = MockGrpcAgent::start().await;
+    let rpc_agent = support::mock_agent::MockAgent::start(support::mock_agent::Mode::Normal).await;
+    let gw = TestGateway::start(&[("a", &rpc_agent.url()), ("g", &grpc_agent.url())], "").await;
+    let card = client::get(
+        &format!("{}agents/g/.well-known/agent-card.json", gw.url()),
+        &[],
+    )
+    .await
+    .json();
+    let grpc = (card["supportedInterfaces"].as_array().unwrap().iter())
+        .find(|i| i["protocolBinding"] == "GRPC")
+        .cloned()
+        .expect("the card offers gRPC");
+    assert_eq!(grpc["url"], gw.addr().to_string(), "{card}");
+    assert_eq!(grpc["protocolVersion"], "1.0");
+    assert_eq!(grpc["tenant"], "agents/g", "{card}");
+
+    let mut client =
+        v1::a2a_service_client::A2aServiceClient::connect(format!("http://{}", gw.addr()))
+            .await
+            .unwrap();
+    let send = |tenant: &str| v1::SendMessageRequest {
+        tenant: tenant.into(),
+        message: Some(v1::Message {
+            message_id: "m-1".into(),
+            role: v1::Role::User as i32,
+            parts: vec![v1::Part {
+                content: Some(v1::part::Content::Text("hi".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let before = rpc_agent.requests().len();
+    client.send_message(send("agents/g")).await.unwrap();
+    let calls = grpc_agent.calls();
+    assert_eq!(calls.len(), 1, "the named agent took it");
+    assert!(
+        !calls[0].message.contains("agents/"),
+        "the gateway's tenant stays here: {}",
+        calls[0].message
+    );
+    client.send_message(send("agents/a")).await.unwrap();
+    assert_eq!(grpc_agent.calls().len(), 1);
+    let to_a = rpc_agent.requests();
+    assert_eq!(to_a.len(), before + 1, "the other agent took it");
+    assert!(to_a.last().unwrap().json()["params"]
+        .get("tenant")
+        .is_none());
+    let unknown = client
+        .send_message(send("agents/nobody"))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), tonic::Code::NotFound);
+    assert!(unknown.message().contains("nobody"), "{unknown:?}");
+}

@@ -9,8 +9,9 @@
 //! (`crate::http::error::table`), with a `google.rpc.ErrorInfo` detail.
 //!
 //! The two streaming RPCs are the agent's SSE events, each said as a
-//! `StreamResponse`. Not yet served: the 0.3 service (answered
-//! UNIMPLEMENTED, saying so), `grpc-timeout`, and calls to gRPC agents.
+//! `StreamResponse`. A tenant `agents/{name}` names the agent, as the path
+//! `/agents/{name}` does for the other bindings. Not yet served: the 0.3
+//! service (answered UNIMPLEMENTED, saying so) and `grpc-timeout`.
 
 use std::sync::Arc;
 
@@ -109,13 +110,14 @@ impl Front {
         request: tonic::Request<Q>,
     ) -> Result<Response<Body>, Status> {
         let (metadata, _, message) = request.into_parts();
-        let params = serde_json::to_value(&message)
+        let mut params = serde_json::to_value(&message)
             .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
+        let agent = agent_named(&self.state, &mut params)?;
         let call =
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let mut request = Request::new(Bytes::from(call.to_string()));
         *request.headers_mut() = headers(metadata.into_headers());
-        Ok(super::handle_grpc(self.state.clone(), &self.conn, request).await)
+        Ok(super::handle_grpc(self.state.clone(), &self.conn, request, agent).await)
     }
 
     /// The call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
@@ -132,6 +134,34 @@ impl Front {
         })?;
         Ok(tonic::Response::new(read))
     }
+}
+
+/// The agent a call's tenant names, `agents/{name}` (what an agent's own
+/// card at `/agents/{name}` gives gRPC clients to echo, gRPC having no
+/// path): the call goes to that agent, as a JSON-RPC call to
+/// `/agents/{name}` does, with the rest of the tenant (the agent's own)
+/// or none. Any other tenant is the agent's, and stays.
+fn agent_named(state: &AppState, params: &mut Value) -> Result<Option<usize>, Status> {
+    let Some(tenant) = params.get("tenant").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let Some(named) = tenant.strip_prefix("agents/") else {
+        return Ok(None);
+    };
+    let (name, own) = named.split_once('/').unwrap_or((named, ""));
+    let Some(index) = state.router.index(name) else {
+        let name: String = name.chars().take(128).collect();
+        let why = format!("tenant 'agents/{name}': no agent here has that name");
+        return Err(Status::not_found(why));
+    };
+    let own = own.to_string();
+    if let Some(params) = params.as_object_mut() {
+        match own.is_empty() {
+            true => params.remove("tenant"),
+            false => params.insert("tenant".into(), Value::String(own)),
+        };
+    }
+    Ok(Some(index))
 }
 
 /// The call's headers from its metadata: what is gRPC's own goes, the

@@ -128,9 +128,10 @@ pub async fn handle_grpc(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<Bytes>,
+    agent: Option<usize>,
 ) -> Response<Body> {
     let request = request.map(Sent::Read);
-    serve(state, conn, request, None, Arrived::Grpc).await
+    serve(state, conn, request, agent, Arrived::Grpc).await
 }
 
 /// Handles an HTTP+JSON call that `crate::a2a::rest::place` placed.

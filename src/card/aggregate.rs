@@ -391,7 +391,8 @@ mod tests {
             "supportedInterfaces": [
                 {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
                 {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-                {"url": GW, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+                {"url": GW, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+                {"url": "gw.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
             ],
             "supportsAuthenticatedExtendedCard": true,
             "capabilities": {"streaming": true, "pushNotifications": true,

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 /// them.
 const JSONRPC: &str = "JSONRPC";
 const HTTP_JSON: &str = "HTTP+JSON";
+const GRPC: &str = "GRPC";
 
 /// Rewrites `card` in place for clients of the gateway at `endpoint`.
 /// Handles 0.2/0.3 fields (`url`, `preferredTransport`,
@@ -38,10 +39,13 @@ pub fn rewrite(card: &mut Value, endpoint: &str) {
 }
 
 /// The 0.3 and the 1.0 interface fields at `endpoint`: what the gateway
-/// serves for every agent (`crate::bridge`): JSON-RPC 1.0 and 0.3, and
+/// serves for every agent (`crate::bridge`): JSON-RPC 1.0 and 0.3,
 /// HTTP+JSON 1.0 and 0.3 (`crate::a2a::rest`; 0.3's routes are under
-/// `/v1`, so one URL serves both). A 1.0 interface keeps the tenant
-/// its agent gave it, for clients to echo.
+/// `/v1`, so one URL serves both), and gRPC 1.0 (`crate::call::grpc`).
+/// A 1.0 interface keeps the tenant its agent gave it, for clients to
+/// echo. gRPC has no path: its URL is the gateway's `host:port`, and an
+/// agent's own card (`/agents/{name}`) names the agent in the tenant,
+/// `agents/{name}` (then `/` and the agent's own tenant, if it has one).
 pub fn offer_every_version(card: &mut Map<String, Value>, endpoint: &str, tenant: Option<Value>) {
     card.insert("protocolVersion".into(), "0.3.0".into());
     card.insert("url".into(), endpoint.into());
@@ -56,12 +60,46 @@ pub fn offer_every_version(card: &mut Map<String, Value>, endpoint: &str, tenant
     // HTTP+JSON 1.0 last: clients that speak both keep JSON-RPC. Its tenant
     // is the agent's too (the `/{tenant}/` routes carry it to the agent).
     let mut rest = json!({"url": endpoint, "protocolBinding": HTTP_JSON, "protocolVersion": "1.0"});
+    let tenant_text = (tenant.as_ref())
+        .and_then(Value::as_str)
+        .map(str::to_string);
     if let Some(tenant) = tenant {
         rest["tenant"] = tenant.clone();
         current["tenant"] = tenant;
     }
     let old = json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "0.3"});
-    card.insert("supportedInterfaces".into(), json!([current, old, rest]));
+    let mut interfaces = vec![current, old, rest];
+    if let Some(grpc) = grpc_interface(endpoint, tenant_text) {
+        interfaces.push(grpc);
+    }
+    card.insert("supportedInterfaces".into(), Value::Array(interfaces));
+}
+
+/// The gRPC 1.0 interface of the gateway at `endpoint` (see
+/// [`offer_every_version`]). `None`: the endpoint has no authority.
+fn grpc_interface(endpoint: &str, tenant: Option<String>) -> Option<Value> {
+    let uri = endpoint.parse::<http::Uri>().ok()?;
+    let authority = uri.authority()?;
+    let path = uri.path().trim_matches('/');
+    let agent = (path.find("agents/"))
+        .map(|at| &path[at..])
+        .filter(|p| p.len() > "agents/".len());
+    let tenant = match (agent, tenant) {
+        (Some(agent), Some(own)) => Some(format!("{agent}/{own}")),
+        (Some(agent), None) => Some(agent.to_string()),
+        (None, own) => own,
+    };
+    // gRPC clients take a port-less target to mean 443: say it always.
+    let url = match (authority.port_u16(), uri.scheme_str()) {
+        (Some(_), _) => authority.as_str().to_string(),
+        (None, Some("http")) => format!("{}:80", authority.as_str()),
+        (None, _) => format!("{}:443", authority.as_str()),
+    };
+    let mut grpc = json!({"url": url, "protocolBinding": GRPC, "protocolVersion": "1.0"});
+    if let Some(tenant) = tenant {
+        grpc["tenant"] = Value::String(tenant);
+    }
+    Some(grpc)
 }
 
 /// Withdraws the card's offer of an extended card (0.3 and 1.0 flags, where
@@ -149,8 +187,17 @@ mod tests {
             json!([
                 {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t1"},
                 {"url": "http://gw/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-                {"url": "http://gw/", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0", "tenant": "t1"}
+                {"url": "http://gw/", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0", "tenant": "t1"},
+                {"url": "gw:80", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "t1"}
             ])
+        );
+        let mut own = card.clone();
+        rewrite(&mut own, "https://gw.example:8443/agents/b");
+        assert_eq!(
+            own["supportedInterfaces"][3],
+            json!({"url": "gw.example:8443", "protocolBinding": "GRPC", "protocolVersion": "1.0",
+                "tenant": "agents/b/t1"}),
+            "gRPC has no path: the tenant names the agent"
         );
         assert_eq!(
             (

@@ -342,9 +342,9 @@ impl Drop for MockAgent {
 
 /// The default card: 0.3 fields plus 1.0 `supportedInterfaces`, offering
 /// JSON-RPC in 1.0, 0.3 and 0.1 (the mock answers all three: calls of
-/// every version pass through untranslated), and a gRPC interface that
-/// the gateway passes over. No HTTP+JSON: the gateway would use it, and
-/// only `set_rest` serves it.
+/// every version pass through untranslated). No HTTP+JSON and no gRPC:
+/// the gateway would use them, and only `set_rest` serves HTTP+JSON
+/// (`super::mock_grpc` is the gRPC agent).
 pub fn default_card(url: &str) -> Value {
     json!({
         "name": "Mock Agent",
@@ -359,8 +359,7 @@ pub fn default_card(url: &str) -> Value {
         "supportedInterfaces": [
             {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-            {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "0.1"},
-            {"url": format!("{url}/grpc"), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+            {"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "0.1"}
         ],
         "capabilities": {"streaming": true, "pushNotifications": true},
         "defaultInputModes": ["text/plain"],
