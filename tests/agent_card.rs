@@ -758,7 +758,7 @@ fn weather_published(agent: &Value, endpoint: &str) -> Value {
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
             {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-            grpc_at(&endpoint)
+            grpc_at(endpoint)
         ],
         "supportsAuthenticatedExtendedCard": false,
         "capabilities": {"streaming": true, "pushNotifications": false,
