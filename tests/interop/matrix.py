@@ -55,7 +55,9 @@ def render(rows: list[dict]) -> None:
                 cell = f'{len(OPS) - len(bad)}/{len(OPS)}'
                 cell += f" ✗{','.join(bad)}" if bad else ''
                 cu = r['r'].get('card_url', '')
-                if mode != 'direct' and cu and not cu.startswith(r['base']):
+                # A gRPC interface is a bare host:port: the gateway's own.
+                at = r['base'] if '://' in cu else r['base'].split('://')[-1].split('/')[0]
+                if mode != 'direct' and cu and not cu.startswith(at):
                     cell += ' (card URL bypasses gateway!)'
                 row.append(cell)
                 if bad:

@@ -18,7 +18,7 @@ SDK1=1.3.0; SDK03=0.3.26
 PY="${PYTHON:-python3}"
 EXPECT="${INTEROP_EXPECT:-}"
 BUDGET="${INTEROP_BUDGET:-600}"
-read -ra CLIENTS <<<"${INTEROP_CLIENTS:-sdk1 sdk03 raw01 js js10 sdk1rest sdk03rest jsrest}"
+read -ra CLIENTS <<<"${INTEROP_CLIENTS:-sdk1 sdk03 raw01 js js10 sdk1rest sdk03rest jsrest sdk1grpc}"
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -39,10 +39,10 @@ rm -f "$OUT"/client-*.err
 # --- venvs (ignored folders), pinned SDKs ---------------------------------
 mkvenv() { # dir pin
   local d="$HERE/$1"
-  if ! "$d/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('a2a-sdk') != '$2')" 2>/dev/null; then
+  if ! "$d/bin/python" -c "import grpc, importlib.metadata as m, sys; sys.exit(m.version('a2a-sdk') != '$2')" 2>/dev/null; then
     echo "installing a2a-sdk==$2 into $1 ..."
     "$PY" -m venv --clear "$d" || die "venv $1 (on Debian: apt-get install python3-venv)"
-    timeout 600 "$d/bin/pip" install -q "a2a-sdk[http-server]==$2" uvicorn httpx \
+    timeout 600 "$d/bin/pip" install -q "a2a-sdk[http-server,grpc]==$2" uvicorn httpx \
       >"$OUT/pip-$1.log" 2>&1 || die "pip install a2a-sdk==$2 (see $OUT/pip-$1.log)"
   fi
 }
@@ -78,7 +78,7 @@ start() { # logname cmd...
 
 # Each agent has its own skill id (echo-NAME), so the fleet can route to it,
 # and signs its echoes "(by echo-NAME)".
-AGENTS=(v1 v1compat v03 v1rest v03rest)
+AGENTS=(v1 v1compat v03 v1rest v03rest v1grpc)
 declare -A PORT
 for a in "${AGENTS[@]}"; do PORT[$a]=$(freeport); done
 start agent-v1       "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1]}" --skill echo-v1
@@ -86,6 +86,7 @@ start agent-v1compat "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1compat]
 start agent-v03      "$V03" "$HERE/agents/agent_v03.py" --port "${PORT[v03]}" --skill echo-v03
 start agent-v1rest   "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1rest]}" --rest --skill echo-v1rest
 start agent-v03rest  "$V03" "$HERE/agents/agent_v03.py" --port "${PORT[v03rest]}" --rest --skill echo-v03rest
+start agent-v1grpc   "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1grpc]}" --grpc --skill echo-v1grpc
 for a in "${AGENTS[@]}"; do wait_http "http://127.0.0.1:${PORT[$a]}/.well-known/agent-card.json" "agent $a"; done
 
 GW=$(freeport); GWA=$(freeport)
@@ -116,6 +117,7 @@ client_cmd() { case $1 in
   js) echo "node $HERE/clients/client_js.mjs";;
   js10) echo "node $HERE/clients/client_js.mjs --no-compat";;
   sdk1rest) echo "$V1 $HERE/clients/client_v1.py --rest --trace";;
+  sdk1grpc) echo "$V1 $HERE/clients/client_v1.py --grpc";;
   sdk03rest) echo "$V03 $HERE/clients/client_v03.py --rest";;
   jsrest) echo "node $HERE/clients/client_js.mjs --rest --trace";;
   *) return 1;; esac; }
@@ -127,10 +129,13 @@ for mode in direct gateway fleet; do
   for c in "${CLIENTS[@]}"; do
     for a in "${AGENTS[@]}"; do
       # Directly, a REST client needs the agent's HTTP+JSON interface,
-      # which only the REST agents serve (the gateway's cards offer it for all).
+      # which only the REST agents serve, and a gRPC client the gRPC agent's
+      # (the gateway's cards offer every binding for every agent).
       case $mode/$c/$a in
         direct/*rest/*rest) ;;
         direct/*rest/*) continue;;
+        direct/*grpc/*grpc) ;;
+        direct/*grpc/*) continue;;
       esac
       extra=()
       case $mode in

@@ -1,18 +1,21 @@
 """Tiny echo agent on a2a-sdk 1.x (JSON-RPC or HTTP+JSON binding).
 
-  python agent_v1.py --port P [--compat | --rest] [--skill ID]
+  python agent_v1.py --port P [--compat | --rest | --grpc] [--skill ID]
 
 Without --compat it speaks A2A 1.0 only; with --compat it also accepts
 0.3 JSON-RPC on the same endpoint (SDK option enable_v0_3_compat) and its
 card advertises both protocol versions. With --rest it serves only the
 HTTP+JSON binding of 1.0, under /rest (the card's interface URL says so),
-and no JSON-RPC at all.
+and no JSON-RPC at all. With --grpc it serves only the gRPC binding of 1.0
+(the SDK's GrpcHandler on grpc.aio), on a port of its own that the card's
+one interface names as a bare host:port; port P serves only the card.
 A message whose text contains "more" leaves the task input-required
 ("need more input (by SKILL)"); anything else completes it with an echo,
 "echo: TEXT (by SKILL)", in the status message and in an artifact. SKILL
 (--skill, default "echo") tells which agent answered.
 """
 import argparse
+import asyncio
 
 import uvicorn
 from starlette.applications import Starlette
@@ -52,6 +55,36 @@ class EchoExecutor(AgentExecutor):
         await up.cancel()
 
 
+def make_card(a, name: str, ifaces) -> AgentCard:
+    return AgentCard(
+        name=name, description='echo agent (a2a-sdk 1.x)', version='1.0.0',
+        supported_interfaces=ifaces,
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=['text/plain'], default_output_modes=['text/plain'],
+        skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
+                           tags=['echo'])],
+    )
+
+
+async def serve_grpc(a) -> None:
+    import grpc
+    from a2a.server.request_handlers import GrpcHandler
+    from a2a.types import a2a_pb2_grpc
+
+    server = grpc.aio.server()
+    grpc_port = server.add_insecure_port('127.0.0.1:0')
+    ifaces = [AgentInterface(url=f'127.0.0.1:{grpc_port}', protocol_binding='GRPC',
+                             protocol_version='1.0')]
+    card = make_card(a, 'echo-v1-grpc', ifaces)
+    handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore(), card)
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    await server.start()
+    config = uvicorn.Config(Starlette(routes=create_agent_card_routes(card)),
+                            host='127.0.0.1', port=a.port, log_level='warning')
+    await uvicorn.Server(config).serve()
+    await server.stop(None)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument('--port', type=int, required=True)
@@ -59,7 +92,11 @@ def main() -> None:
                     help='skill id (distinct per agent so a fleet can route)')
     ap.add_argument('--compat', action='store_true')
     ap.add_argument('--rest', action='store_true')
+    ap.add_argument('--grpc', action='store_true')
     a = ap.parse_args()
+    if a.grpc:
+        asyncio.run(serve_grpc(a))
+        return
     url = f'http://127.0.0.1:{a.port}/'
     ifaces = [AgentInterface(url=url, protocol_binding='JSONRPC',
                              protocol_version='1.0')]
@@ -69,15 +106,8 @@ def main() -> None:
     if a.compat:
         ifaces.append(AgentInterface(url=url, protocol_binding='JSONRPC',
                                      protocol_version='0.3'))
-    card = AgentCard(
-        name='echo-v1-rest' if a.rest else 'echo-v1-compat' if a.compat else 'echo-v1',
-        description='echo agent (a2a-sdk 1.x)', version='1.0.0',
-        supported_interfaces=ifaces,
-        capabilities=AgentCapabilities(streaming=True),
-        default_input_modes=['text/plain'], default_output_modes=['text/plain'],
-        skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
-                           tags=['echo'])],
-    )
+    card = make_card(a, 'echo-v1-rest' if a.rest else 'echo-v1-compat' if a.compat else 'echo-v1',
+                     ifaces)
     handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore(), card)
     if a.rest:
         routes = create_agent_card_routes(card) + create_rest_routes(

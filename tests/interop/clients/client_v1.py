@@ -1,9 +1,11 @@
 """Interop client on a2a-sdk 1.x:
-python client_v1.py BASE_URL [--skill ID] [--rest] [--trace]
+python client_v1.py BASE_URL [--skill ID] [--rest | --grpc] [--trace]
 
 Default: the SDK's defaults (JSON-RPC only). --rest: HTTP+JSON only
 (ClientConfig.supported_protocol_bindings=['HTTP+JSON']), so the card must
-offer an HTTP+JSON interface. --trace: log every HTTP exchange to stderr
+offer an HTTP+JSON interface. --grpc: gRPC only (['GRPC'], with
+grpc.aio insecure channels to the interface's host:port; the SDK echoes
+the interface's tenant in every request). --trace: log every HTTP exchange to stderr
 (common.TraceTransport)."""
 import asyncio
 import uuid
@@ -30,14 +32,21 @@ def texts(parts) -> str:
     return ' '.join(p.text for p in parts if p.HasField('text'))
 
 
+def channel(url: str):
+    import grpc
+    return grpc.aio.insecure_channel(url)
+
+
 class V1:
-    def __init__(self, http, card, skill='', rest=False):
+    def __init__(self, http, card, skill='', rest=False, grpc=False):
         self.meta = skill_metadata(skill)
         # Empty supported_protocol_bindings means JSON-RPC only.
         bindings = [TransportProtocol.HTTP_JSON] if rest else []
+        bindings = [TransportProtocol.GRPC] if grpc else bindings
         f = lambda s: ClientFactory(ClientConfig(
             streaming=s, httpx_client=http,
-            supported_protocol_bindings=bindings))
+            supported_protocol_bindings=bindings,
+            grpc_channel_factory=channel if grpc else None))
         self.plain = f(False).create(card)
         self.streaming = f(True).create(card)
 
@@ -78,7 +87,7 @@ class V1:
         return st_name(t.status.state)
 
 
-async def main(base: str, skill: str, rest: bool, trace: bool) -> None:
+async def main(base: str, skill: str, rest: bool, grpc: bool, trace: bool) -> None:
     tr = TraceTransport() if trace else None
     async with httpx.AsyncClient(timeout=10, transport=tr) as http:
         try:
@@ -89,17 +98,18 @@ async def main(base: str, skill: str, rest: bool, trace: bool) -> None:
                         ['send', 'stream', 'get', 'cancel', 'multiturn']})
             return
         try:
-            c = V1(http, card, skill, rest)
+            c = V1(http, card, skill, rest, grpc)
         except Exception as e:  # noqa: BLE001 - e.g. no HTTP+JSON interface
             err = f'FAIL: client: {type(e).__name__}: {e}'.splitlines()[0][:300]
             report('', {op: err for op in
                         ['send', 'stream', 'get', 'cancel', 'multiturn']})
             return
         want = TransportProtocol.HTTP_JSON if rest else TransportProtocol.JSONRPC
+        want = TransportProtocol.GRPC if grpc else want
         url = next((i.url for i in card.supported_interfaces
                     if i.protocol_binding == want), '')
         report(url, await run_ops(c, skill))
 
 
 if __name__ == '__main__':
-    asyncio.run(main(*parse_args('--rest', '--trace')))
+    asyncio.run(main(*parse_args('--rest', '--grpc', '--trace')))
