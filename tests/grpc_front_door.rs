@@ -320,3 +320,52 @@ async fn a_message_over_the_body_limit_is_resource_exhausted() {
         0
     );
 }
+
+/// A 1.0 call's message in gRPC's framing.
+fn framed(message: &impl prost::Message) -> Vec<u8> {
+    let bytes = message.encode_to_vec();
+    let mut out = vec![0];
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(&bytes);
+    out
+}
+
+#[tokio::test]
+async fn grpc_timeout_bounds_the_call_and_a_malformed_one_is_refused() {
+    // Sent raw: tonic's client would time the call out on its own side.
+    let timed = |rpc: &str, timeout: &'static str, body: Vec<u8>, gw: &TestGateway| {
+        let url = format!("http://{}/lf.a2a.v1.A2AService/{rpc}", gw.addr());
+        async move {
+            let headers = [
+                ("content-type", "application/grpc"),
+                ("te", "trailers"),
+                ("grpc-timeout", timeout),
+            ];
+            let started = std::time::Instant::now();
+            let reply = support::client::post_json_h2(&url, body, &headers).await;
+            (reply, started.elapsed())
+        }
+    };
+    let agent = MockAgent::start(Mode::Delay { ms: 3_000 }).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let (reply, took) = timed("SendMessage", "200m", framed(&send("slow")), &gw).await;
+    assert_eq!(reply.header("grpc-status"), Some("4"), "DEADLINE_EXCEEDED");
+    assert!(took < std::time::Duration::from_millis(2_000), "at the deadline: {took:?}");
+    // The stream too: the agent sends an event every 300 ms, 20 of them.
+    agent.set_mode(Mode::Stream {
+        events: 20,
+        interval_ms: 300,
+        gate_last: false,
+    });
+    let (reply, took) = timed("SendStreamingMessage", "1S", framed(&send("s")), &gw).await;
+    assert_eq!(reply.header("grpc-status"), Some("4"), "DEADLINE_EXCEEDED");
+    assert!(!reply.body.is_empty(), "the events before it came");
+    assert!(took < std::time::Duration::from_millis(4_000), "at the deadline: {took:?}");
+
+    for bad in ["", "1", "123456789S", "5x", "-5S", "5 S"] {
+        let (reply, _) = timed("GetTask", bad, vec![0, 0, 0, 0, 0], &gw).await;
+        assert_eq!(reply.header("grpc-status"), Some("3"), "grpc-timeout {bad:?}");
+        let why = reply.header("grpc-message").unwrap_or("");
+        assert!(why.contains("grpc-timeout"), "{why}");
+    }
+}

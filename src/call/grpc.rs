@@ -10,8 +10,9 @@
 //!
 //! The two streaming RPCs are the agent's SSE events, each said as a
 //! `StreamResponse`. A tenant `agents/{name}` names the agent, as the path
-//! `/agents/{name}` does for the other bindings. Not yet served: the 0.3
-//! service (answered UNIMPLEMENTED, saying so) and `grpc-timeout`.
+//! `/agents/{name}` does for the other bindings. A `grpc-timeout` bounds
+//! the whole call, a stream included: past it, DEADLINE_EXCEEDED. Not yet
+//! served: the 0.3 service (answered UNIMPLEMENTED, saying so).
 
 use std::sync::Arc;
 
@@ -59,9 +60,14 @@ pub async fn handle(
         return said(Status::unimplemented(why).into_http());
     }
     let limit = state.config.limits.max_body_bytes;
+    let deadline = match deadline(request.headers()) {
+        Ok(deadline) => deadline,
+        Err(why) => return said(Status::invalid_argument(why).into_http()),
+    };
     let front = Front {
         state,
         conn: conn.clone(),
+        deadline,
     };
     let mut server = v1::a2a_service_server::A2aServiceServer::new(front)
         .max_decoding_message_size(limit)
@@ -95,10 +101,43 @@ fn said(mut response: Response<tonic::body::Body>) -> Response<Body> {
     response.map(|body| body.map_err(Into::into).boxed_unsync())
 }
 
+/// The deadline a call's `grpc-timeout` sets (`None`: none sent): up to
+/// 8 digits and a unit, `H`, `M`, `S`, `m` (ms), `u` (µs) or `n` (ns).
+fn deadline(headers: &HeaderMap) -> Result<Option<tokio::time::Instant>, String> {
+    let Some(value) = headers.get("grpc-timeout") else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or("");
+    let bad = || format!("grpc-timeout '{}' is not 1 to 8 digits and a unit (H, M, S, m, u, n)", text.escape_default());
+    let split = text.len().checked_sub(1).filter(|&n| (1..=8).contains(&n)).ok_or_else(bad)?;
+    let (digits, unit) = text.split_at(split);
+    let amount: u64 = (digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+        .ok_or_else(bad)?;
+    let within = match unit {
+        "H" => std::time::Duration::from_secs(amount * 3600),
+        "M" => std::time::Duration::from_secs(amount * 60),
+        "S" => std::time::Duration::from_secs(amount),
+        "m" => std::time::Duration::from_millis(amount),
+        "u" => std::time::Duration::from_micros(amount),
+        "n" => std::time::Duration::from_nanos(amount),
+        _ => return Err(bad()),
+    };
+    Ok(Some(tokio::time::Instant::now() + within))
+}
+
+/// The status of a call past its client's deadline.
+fn past_deadline() -> Status {
+    Status::deadline_exceeded("the call's grpc-timeout passed before its answer was whole")
+}
+
 /// One gRPC call's way into the gateway.
 struct Front {
     state: Arc<AppState>,
     conn: ConnInfo,
+    /// From `grpc-timeout`: past it the call is abandoned, DEADLINE_EXCEEDED.
+    deadline: Option<tokio::time::Instant>,
 }
 
 impl Front {
@@ -117,7 +156,12 @@ impl Front {
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let mut request = Request::new(Bytes::from(call.to_string()));
         *request.headers_mut() = headers(metadata.into_headers());
-        Ok(super::handle_grpc(self.state.clone(), &self.conn, request, agent).await)
+        let served = super::handle_grpc(self.state.clone(), &self.conn, request, agent);
+        match self.deadline {
+            Some(deadline) => (tokio::time::timeout_at(deadline, served).await)
+                .map_err(|_| past_deadline()),
+            None => Ok(served.await),
+        }
     }
 
     /// The call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
@@ -127,7 +171,11 @@ impl Front {
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<A>, Status> {
         let response = self.call(method, request).await?;
-        let result = result_of(response).await?;
+        let result = match self.deadline {
+            Some(deadline) => (tokio::time::timeout_at(deadline, result_of(response)).await)
+                .map_err(|_| past_deadline())??,
+            None => result_of(response).await?,
+        };
         let read = serde_json::from_value::<A>(result).map_err(|e| {
             let why = format!("the agent's answer to {method} is not a valid {method} answer: {e}");
             status_for(-32006, why, None)
@@ -308,8 +356,24 @@ impl Front {
                 [item],
             ))));
         }
-        Ok(tonic::Response::new(Box::pin(events(response.into_body()))))
+        let events: Answers = Box::pin(events(response.into_body()));
+        Ok(tonic::Response::new(match self.deadline {
+            Some(deadline) => bounded(events, deadline),
+            None => events,
+        }))
     }
+}
+
+/// A stream that ends with DEADLINE_EXCEEDED at `deadline`.
+fn bounded(events: Answers, deadline: tokio::time::Instant) -> Answers {
+    use futures_util::StreamExt;
+    Box::pin(futures_util::stream::unfold(Some(events), move |events| async move {
+        let mut events = events?;
+        tokio::select! {
+            item = events.next() => item.map(|item| (item, Some(events))),
+            _ = tokio::time::sleep_until(deadline) => Some((Err(past_deadline()), None)),
+        }
+    }))
 }
 
 /// A stream's SSE events (the relay hands over whole events), each as a

@@ -112,11 +112,16 @@ pub async fn try_request(
     let exchange = async {
         let response = client.request(request).await.map_err(|e| chain(&e))?;
         let (parts, body) = response.into_parts();
-        let body = body.collect().await.map_err(|e| chain(&e))?.to_bytes();
+        let collected = body.collect().await.map_err(|e| chain(&e))?;
+        // Trailers (gRPC's status) are read as headers.
+        let mut headers = parts.headers;
+        if let Some(trailers) = collected.trailers() {
+            headers.extend(trailers.clone());
+        }
         Ok(Reply {
             status: parts.status,
-            headers: parts.headers,
-            body,
+            headers,
+            body: collected.to_bytes(),
             version: parts.version,
         })
     };
