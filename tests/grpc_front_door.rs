@@ -350,7 +350,10 @@ async fn grpc_timeout_bounds_the_call_and_a_malformed_one_is_refused() {
     let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
     let (reply, took) = timed("SendMessage", "200m", framed(&send("slow")), &gw).await;
     assert_eq!(reply.header("grpc-status"), Some("4"), "DEADLINE_EXCEEDED");
-    assert!(took < std::time::Duration::from_millis(2_000), "at the deadline: {took:?}");
+    assert!(
+        took < std::time::Duration::from_millis(2_000),
+        "at the deadline: {took:?}"
+    );
     // The stream too: the agent sends an event every 300 ms, 20 of them.
     agent.set_mode(Mode::Stream {
         events: 20,
@@ -360,11 +363,18 @@ async fn grpc_timeout_bounds_the_call_and_a_malformed_one_is_refused() {
     let (reply, took) = timed("SendStreamingMessage", "1S", framed(&send("s")), &gw).await;
     assert_eq!(reply.header("grpc-status"), Some("4"), "DEADLINE_EXCEEDED");
     assert!(!reply.body.is_empty(), "the events before it came");
-    assert!(took < std::time::Duration::from_millis(4_000), "at the deadline: {took:?}");
+    assert!(
+        took < std::time::Duration::from_millis(4_000),
+        "at the deadline: {took:?}"
+    );
 
     for bad in ["", "1", "123456789S", "5x", "-5S", "5 S"] {
         let (reply, _) = timed("GetTask", bad, vec![0, 0, 0, 0, 0], &gw).await;
-        assert_eq!(reply.header("grpc-status"), Some("3"), "grpc-timeout {bad:?}");
+        assert_eq!(
+            reply.header("grpc-status"),
+            Some("3"),
+            "grpc-timeout {bad:?}"
+        );
         let why = reply.header("grpc-message").unwrap_or("");
         assert!(why.contains("grpc-timeout"), "{why}");
     }

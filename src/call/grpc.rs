@@ -27,6 +27,7 @@ use serde_json::Value;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
+use super::grpc_serve::{said, serve_with};
 use crate::a2a::grpc::v1;
 use crate::bridge::events::map_event_data;
 use crate::http::body::Body;
@@ -50,14 +51,24 @@ pub async fn handle(
         return said(Status::invalid_argument(why).into_http());
     }
     let path = request.uri().path();
-    if !path.starts_with(&format!("/{}/", v1::a2a_service_server::SERVICE_NAME)) {
-        let service = path.trim_start_matches('/').split('/').next().unwrap_or("");
-        let service: String = service.chars().take(128).collect();
-        let why = format!(
-            "service '{service}' is not served here; the A2A 1.0 service is {}",
-            v1::a2a_service_server::SERVICE_NAME
-        );
-        return said(Status::unimplemented(why).into_http());
+    let service = path.trim_start_matches('/').split('/').next().unwrap_or("");
+    match service {
+        v1::a2a_service_server::SERVICE_NAME => {}
+        tonic_health::pb::health_server::SERVICE_NAME => {
+            return serve_with(super::grpc_health::server(state), request).await;
+        }
+        super::grpc_reflection::V1 => return super::grpc_reflection::serve(request, false).await,
+        super::grpc_reflection::V1ALPHA => {
+            return super::grpc_reflection::serve(request, true).await
+        }
+        _ => {
+            let service: String = service.chars().take(128).collect();
+            let why = format!(
+                "service '{service}' is not served here; the A2A 1.0 service is {}",
+                v1::a2a_service_server::SERVICE_NAME
+            );
+            return said(Status::unimplemented(why).into_http());
+        }
     }
     let limit = state.config.limits.max_body_bytes;
     let deadline = match deadline(request.headers()) {
@@ -69,36 +80,10 @@ pub async fn handle(
         conn: conn.clone(),
         deadline,
     };
-    let mut server = v1::a2a_service_server::A2aServiceServer::new(front)
+    let server = v1::a2a_service_server::A2aServiceServer::new(front)
         .max_decoding_message_size(limit)
         .max_encoding_message_size(MAX_ANSWER);
-    match tower::Service::call(&mut server, request).await {
-        Ok(response) => said(response),
-        Err(never) => match never {},
-    }
-}
-
-/// tonic's answer as the gateway's body type, with tonic's own statuses
-/// for a request it could not read said as gRPC servers say them: a
-/// message it cannot decode is INVALID_ARGUMENT (tonic: INTERNAL, but the
-/// client sent it), one over the size limit RESOURCE_EXHAUSTED (tonic:
-/// OUT_OF_RANGE). Both answers are trailers-only: the status is in the
-/// head.
-fn said(mut response: Response<tonic::body::Body>) -> Response<Body> {
-    let headers = response.headers();
-    let message = (headers.get("grpc-message").and_then(|v| v.to_str().ok())).unwrap_or("");
-    let said_anew = match headers.get("grpc-status").and_then(|v| v.to_str().ok()) {
-        Some("13") if message.starts_with("failed%20to%20decode") => Some("3"),
-        Some("11") if message.starts_with("Error,%20decoded%20message%20length%20too%20large") => {
-            Some("8")
-        }
-        _ => None,
-    };
-    if let Some(code) = said_anew {
-        let code = HeaderValue::from_static(code);
-        response.headers_mut().insert("grpc-status", code);
-    }
-    response.map(|body| body.map_err(Into::into).boxed_unsync())
+    serve_with(server, request).await
 }
 
 /// The deadline a call's `grpc-timeout` sets (`None`: none sent): up to
@@ -108,8 +93,17 @@ fn deadline(headers: &HeaderMap) -> Result<Option<tokio::time::Instant>, String>
         return Ok(None);
     };
     let text = value.to_str().unwrap_or("");
-    let bad = || format!("grpc-timeout '{}' is not 1 to 8 digits and a unit (H, M, S, m, u, n)", text.escape_default());
-    let split = text.len().checked_sub(1).filter(|&n| (1..=8).contains(&n)).ok_or_else(bad)?;
+    let bad = || {
+        format!(
+            "grpc-timeout '{}' is not 1 to 8 digits and a unit (H, M, S, m, u, n)",
+            text.escape_default()
+        )
+    };
+    let split = text
+        .len()
+        .checked_sub(1)
+        .filter(|&n| (1..=8).contains(&n))
+        .ok_or_else(bad)?;
     let (digits, unit) = text.split_at(split);
     let amount: u64 = (digits.bytes().all(|b| b.is_ascii_digit()))
         .then(|| digits.parse().ok())
@@ -158,8 +152,9 @@ impl Front {
         *request.headers_mut() = headers(metadata.into_headers());
         let served = super::handle_grpc(self.state.clone(), &self.conn, request, agent);
         match self.deadline {
-            Some(deadline) => (tokio::time::timeout_at(deadline, served).await)
-                .map_err(|_| past_deadline()),
+            Some(deadline) => {
+                (tokio::time::timeout_at(deadline, served).await).map_err(|_| past_deadline())
+            }
             None => Ok(served.await),
         }
     }
@@ -367,13 +362,16 @@ impl Front {
 /// A stream that ends with DEADLINE_EXCEEDED at `deadline`.
 fn bounded(events: Answers, deadline: tokio::time::Instant) -> Answers {
     use futures_util::StreamExt;
-    Box::pin(futures_util::stream::unfold(Some(events), move |events| async move {
-        let mut events = events?;
-        tokio::select! {
-            item = events.next() => item.map(|item| (item, Some(events))),
-            _ = tokio::time::sleep_until(deadline) => Some((Err(past_deadline()), None)),
-        }
-    }))
+    Box::pin(futures_util::stream::unfold(
+        Some(events),
+        move |events| async move {
+            let mut events = events?;
+            tokio::select! {
+                item = events.next() => item.map(|item| (item, Some(events))),
+                _ = tokio::time::sleep_until(deadline) => Some((Err(past_deadline()), None)),
+            }
+        },
+    ))
 }
 
 /// A stream's SSE events (the relay hands over whole events), each as a

@@ -1,0 +1,98 @@
+//! The gRPC health checking protocol (`grpc.health.v1.Health`) on the
+//! main listener, for load balancers and Kubernetes' gRPC probes. The
+//! status is the gateway's readiness, as `/readyz` has it: SERVING while
+//! not draining and the upstream cards satisfy `card_refresh.ready_when`,
+//! else NOT_SERVING. The services are the whole server (`""`) and each A2A
+//! service it serves; any other name is NOT_FOUND, as the protocol says.
+//! No credentials are asked, as `/readyz` asks none.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+use tonic::{Request, Response, Status};
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_server::{Health, HealthServer};
+use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+
+use crate::state::AppState;
+
+/// How often a `Watch` looks at readiness again.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+
+/// The services a health check can name.
+const SERVICES: [&str; 2] = ["", "lf.a2a.v1.A2AService"];
+
+pub(super) fn server(state: Arc<AppState>) -> HealthServer<Checks> {
+    HealthServer::new(Checks(state))
+}
+
+pub(super) struct Checks(Arc<AppState>);
+
+impl Checks {
+    fn status(&self) -> ServingStatus {
+        let state = &self.0;
+        match !state.is_draining() && state.fleet.ready(&state.config) {
+            true => ServingStatus::Serving,
+            false => ServingStatus::NotServing,
+        }
+    }
+
+    fn known(service: &str) -> Result<(), Status> {
+        match SERVICES.contains(&service) {
+            true => Ok(()),
+            false => {
+                let service: String = service.chars().take(128).collect();
+                Err(Status::not_found(format!("no service '{service}' here")))
+            }
+        }
+    }
+}
+
+fn said(status: ServingStatus) -> HealthCheckResponse {
+    HealthCheckResponse {
+        status: status as i32,
+    }
+}
+
+type Watched = Pin<Box<dyn Stream<Item = Result<HealthCheckResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Health for Checks {
+    async fn check(
+        &self,
+        request: Request<HealthCheckRequest>,
+    ) -> Result<Response<HealthCheckResponse>, Status> {
+        Self::known(&request.get_ref().service)?;
+        Ok(Response::new(said(self.status())))
+    }
+
+    type WatchStream = Watched;
+
+    /// The status now, then each change. A draining gateway says
+    /// NOT_SERVING and ends the stream, so that no watch holds the drain.
+    async fn watch(
+        &self,
+        request: Request<HealthCheckRequest>,
+    ) -> Result<Response<Watched>, Status> {
+        Self::known(&request.get_ref().service)?;
+        let checks = Checks(self.0.clone());
+        let stream = futures_util::stream::unfold(
+            (checks, None::<ServingStatus>),
+            |(checks, last)| async move {
+                loop {
+                    let now = checks.status();
+                    if last != Some(now) {
+                        return Some((Ok(said(now)), (checks, Some(now))));
+                    }
+                    if checks.0.is_draining() {
+                        return None;
+                    }
+                    tokio::time::sleep(WATCH_EVERY).await;
+                }
+            },
+        );
+        Ok(Response::new(Box::pin(stream)))
+    }
+}
