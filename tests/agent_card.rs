@@ -141,37 +141,57 @@ fn served_at(mut card: Value, endpoint: &str) -> Value {
     card["protocolVersion"] = json!("0.3.0");
     card["url"] = json!(endpoint);
     card["preferredTransport"] = json!("JSONRPC");
-    card["additionalInterfaces"] = json!([
-        {"url": endpoint, "transport": "JSONRPC"},
-        {"url": endpoint, "transport": "HTTP+JSON"}
-    ]);
-    card["supportedInterfaces"] = json!([
-        {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-        {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-        {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-        grpc_at(endpoint)
-    ]);
+    card["additionalInterfaces"] = additional_at(endpoint);
+    card["supportedInterfaces"] = supported_at(endpoint);
     card
 }
 
-/// The gRPC 1.0 interface a card at `endpoint` offers: the gateway's
-/// `host:port`, and for an agent's own card the tenant naming it.
-fn grpc_at(endpoint: &str) -> Value {
+/// The gateway's `host:port` for gRPC at `endpoint`, and for an agent's
+/// own card the tenant naming it.
+fn grpc_of(endpoint: &str) -> (String, Option<String>) {
     let uri: http::Uri = endpoint.parse().unwrap();
-    let port = uri
-        .port_u16()
-        .unwrap_or(if uri.scheme_str() == Some("https") {
-            443
-        } else {
-            80
-        });
-    let mut grpc = json!({"url": format!("{}:{port}", uri.host().unwrap()), "protocolBinding": "GRPC",
-        "protocolVersion": "1.0"});
+    let https = uri.scheme_str() == Some("https");
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
     let path = uri.path().trim_matches('/');
-    if let Some(at) = path.find("agents/") {
-        grpc["tenant"] = json!(&path[at..]);
+    let tenant = path.find("agents/").map(|at| path[at..].to_string());
+    (format!("{}:{port}", uri.host().unwrap()), tenant)
+}
+
+/// The 0.3 interfaces a card at `endpoint` offers: JSON-RPC and HTTP+JSON,
+/// and gRPC at the root only (0.3 has no tenant to name an agent).
+fn additional_at(endpoint: &str) -> Value {
+    let mut list = vec![
+        json!({"url": endpoint, "transport": "JSONRPC"}),
+        json!({"url": endpoint, "transport": "HTTP+JSON"}),
+    ];
+    if let (grpc, None) = grpc_of(endpoint) {
+        list.push(json!({"url": grpc, "transport": "GRPC"}));
     }
-    grpc
+    Value::Array(list)
+}
+
+/// The 1.0 interfaces a card at `endpoint` offers: JSON-RPC 1.0 and 0.3,
+/// HTTP+JSON 1.0, gRPC 1.0 (with the agent's tenant on its own card), and
+/// gRPC 0.3 at the root.
+fn supported_at(endpoint: &str) -> Value {
+    let (grpc, tenant) = grpc_of(endpoint);
+    let mut grpc_10 = json!({"url": grpc, "protocolBinding": "GRPC", "protocolVersion": "1.0"});
+    let mut list = vec![
+        json!({"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}),
+        json!({"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}),
+        json!({"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}),
+    ];
+    match tenant {
+        Some(tenant) => {
+            grpc_10["tenant"] = json!(tenant);
+            list.push(grpc_10);
+        }
+        None => {
+            list.push(grpc_10);
+            list.push(json!({"url": grpc, "protocolBinding": "GRPC", "protocolVersion": "0.3"}));
+        }
+    }
+    Value::Array(list)
 }
 
 /// The interface fields of every published card at `endpoint`.
@@ -181,20 +201,12 @@ fn assert_points_at(card: &Value, endpoint: &str) {
     assert_eq!(card["protocolVersion"], "0.3.0", "{card}");
     assert_eq!(
         card["additionalInterfaces"],
-        json!([
-            {"url": endpoint, "transport": "JSONRPC"},
-            {"url": endpoint, "transport": "HTTP+JSON"}
-        ]),
+        additional_at(endpoint),
         "{card}"
     );
     assert_eq!(
         card["supportedInterfaces"],
-        json!([
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-            grpc_at(endpoint)
-        ]),
+        supported_at(endpoint),
         "{card}"
     );
 }
@@ -750,16 +762,8 @@ fn weather_published(agent: &Value, endpoint: &str) -> Value {
         "protocolVersion": "0.3.0",
         "url": endpoint,
         "preferredTransport": "JSONRPC",
-        "additionalInterfaces": [
-            {"url": endpoint, "transport": "JSONRPC"},
-            {"url": endpoint, "transport": "HTTP+JSON"}
-        ],
-        "supportedInterfaces": [
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-            {"url": endpoint, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-            grpc_at(endpoint)
-        ],
+        "additionalInterfaces": additional_at(endpoint),
+        "supportedInterfaces": supported_at(endpoint),
         "supportsAuthenticatedExtendedCard": false,
         "capabilities": {"streaming": true, "pushNotifications": false,
                          "stateTransitionHistory": false, "extendedAgentCard": false},
@@ -1162,10 +1166,7 @@ async fn extended_card_uses_the_agents_own_extended_card() {
     assert_eq!(card["url"], agent_url(&gw, UPSTREAM));
     assert_eq!(
         card["additionalInterfaces"],
-        json!([
-            {"url": agent_url(&gw, UPSTREAM), "transport": "JSONRPC"},
-            {"url": agent_url(&gw, UPSTREAM), "transport": "HTTP+JSON"}
-        ])
+        additional_at(&agent_url(&gw, UPSTREAM))
     );
     let card = get_card(&gw, "/agents/agent/extendedAgentCard", &auth).await;
     assert_eq!(card["url"], agent_url(&gw, UPSTREAM));

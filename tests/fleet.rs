@@ -439,9 +439,10 @@ async fn published_card_is_the_fleet_union_pointed_at_the_gateway() {
         assert!(!interfaces.is_empty(), "{list}: {card}");
         for i in interfaces {
             // gRPC has no path: the gateway's host:port.
-            let at = match i["protocolBinding"].as_str() {
-                Some("GRPC") => gw.addr().to_string(),
-                _ => endpoint.clone(),
+            let grpc = [&i["protocolBinding"], &i["transport"]].contains(&&json!("GRPC"));
+            let at = match grpc {
+                true => gw.addr().to_string(),
+                false => endpoint.clone(),
             };
             assert_eq!(i["url"], at.as_str(), "{list}: {i}");
         }

@@ -2,8 +2,7 @@
 //! h2c, reaches JSON-RPC agents through the gateway, with the gateway's
 //! authentication, and gets each failure as a gRPC status with its
 //! `google.rpc.ErrorInfo`; streams are the agent's events, each a
-//! `StreamResponse`. The 0.3 service is not served yet: it is answered
-//! UNIMPLEMENTED, saying so.
+//! `StreamResponse`. The 0.3 service has its own tests (`grpc_v03.rs`).
 
 mod support;
 
@@ -132,34 +131,6 @@ async fn credentials_come_from_metadata() {
     assert!(
         call.header("x-api-key").is_none(),
         "the gateway's credential is not forwarded"
-    );
-}
-
-#[tokio::test]
-async fn what_is_not_served_yet_is_unimplemented_and_says_so() {
-    let agent = MockAgent::start(Mode::Normal).await;
-    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
-    // The 0.3 service.
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", gw.addr()))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut old = a2a_gateway::a2a::grpc::v03::a2a_service_client::A2aServiceClient::new(channel);
-    let request = a2a_gateway::a2a::grpc::v03::GetTaskRequest {
-        name: "tasks/t-1".into(),
-        ..Default::default()
-    };
-    let status = old.get_task(request).await.unwrap_err();
-    assert_eq!(status.code(), Code::Unimplemented);
-    assert!(status.message().contains("a2a.v1.A2AService"), "{status:?}");
-    assert_eq!(
-        agent
-            .requests()
-            .iter()
-            .filter(|r| !r.is_card_fetch())
-            .count(),
-        0
     );
 }
 

@@ -5,8 +5,8 @@
 //!
 //! The gateway speaks JSON-RPC in every version to agents, HTTP+JSON in
 //! 1.0 and 0.3 (`crate::a2a::rest_call`, `super::v03_rest_agent`), and
-//! gRPC in 1.0 (`crate::call::grpc_agent`). 0.3 gRPC interfaces are passed
-//! over.
+//! gRPC in 1.0 and 0.3 (`crate::call::grpc_agent`,
+//! `super::v03_grpc_agent`).
 
 use crate::a2a::dialect::{Binding, Interface, Versions};
 use crate::a2a::Version;
@@ -20,9 +20,9 @@ pub enum Door {
     /// this path on the agent's origin (its URL's path: `/rest`, or empty
     /// for the root).
     Rest { path: String, version: Version },
-    /// The agent's gRPC 1.0 interface, at this URL as its card gives it
-    /// (often a bare `host:port`).
-    Grpc { url: String },
+    /// The agent's gRPC interface in this version (1.0 or 0.3), at this
+    /// URL as its card gives it (often a bare `host:port`).
+    Grpc { url: String, version: Version },
 }
 
 /// The door for a call made over `binding` in `version` to an agent with
@@ -31,8 +31,7 @@ pub enum Door {
 pub fn choose(binding: Binding, version: Version, interfaces: &[Interface], rpc: Versions) -> Door {
     let spoken = |i: &&Interface| match i.binding {
         Binding::JsonRpc => true,
-        Binding::HttpJson => matches!(i.version, Version::V1_0 | Version::V0_3),
-        Binding::Grpc => i.version == Version::V1_0,
+        Binding::HttpJson | Binding::Grpc => matches!(i.version, Version::V1_0 | Version::V0_3),
     };
     let own = interfaces
         .iter()
@@ -45,7 +44,10 @@ pub fn choose(binding: Binding, version: Version, interfaces: &[Interface], rpc:
             path: url_path(&i.url),
             version: i.version,
         },
-        Some(i) if i.binding == Binding::Grpc => Door::Grpc { url: i.url.clone() },
+        Some(i) if i.binding == Binding::Grpc => Door::Grpc {
+            url: i.url.clone(),
+            version: i.version,
+        },
         _ => Door::JsonRpc(rpc),
     }
 }
@@ -148,14 +150,17 @@ mod tests {
         let grpc_only = [at(Grpc, V1_0, "a:50051")];
         let grpc = Door::Grpc {
             url: "a:50051".into(),
+            version: V1_0,
         };
         assert_eq!(choose(JsonRpc, V0_3, &grpc_only), grpc);
         assert_eq!(choose(HttpJson, V1_0, &grpc_only), grpc);
         let old_grpc = [at(Grpc, V0_3, "a:50051")];
         assert_eq!(
             choose(JsonRpc, V1_0, &old_grpc),
-            Door::JsonRpc(Versions::default()),
-            "0.3 gRPC is not spoken yet"
+            Door::Grpc {
+                url: "a:50051".into(),
+                version: V0_3
+            }
         );
         assert_eq!(
             choose(JsonRpc, V1_0, &[]),

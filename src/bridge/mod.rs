@@ -22,6 +22,7 @@ pub mod request;
 mod v01;
 mod v01_agent;
 mod v03;
+pub mod v03_grpc_agent;
 pub mod v03_rest;
 pub mod v03_rest_agent;
 mod v10;

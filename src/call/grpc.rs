@@ -11,23 +11,26 @@
 //! The two streaming RPCs are the agent's SSE events, each said as a
 //! `StreamResponse`. A tenant `agents/{name}` names the agent, as the path
 //! `/agents/{name}` does for the other bindings. A `grpc-timeout` bounds
-//! the whole call, a stream included: past it, DEADLINE_EXCEEDED. Not yet
-//! served: the 0.3 service (answered UNIMPLEMENTED, saying so).
+//! the whole call, a stream included: past it, DEADLINE_EXCEEDED. The 0.3
+//! service goes its own way (`super::grpc03`); health checks and
+//! reflection are served beside them (`super::grpc_health`,
+//! `super::grpc_reflection`).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::Stream;
-use http::{header, HeaderMap, HeaderValue, Request, Response};
+use http::{Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic::Status;
 
+use super::grpc_call::{bounded, deadline, past_deadline, read_json};
 use super::grpc_serve::{said, serve_with};
+use super::grpc_status::{status_for, status_of};
 use crate::a2a::grpc::v1;
 use crate::bridge::events::map_event_data;
 use crate::http::body::Body;
@@ -35,10 +38,7 @@ use crate::http::error::table::{for_code, Mapped};
 use crate::state::{AppState, ConnInfo};
 
 /// The JSON-RPC answer to a call is read whole up to this size.
-const MAX_ANSWER: usize = super::whole::MAX_ANSWER;
-
-/// The domain of the `google.rpc.ErrorInfo` details (spec §5.4).
-const DOMAIN: &str = "a2a-protocol.org";
+const MAX_ANSWER: usize = super::grpc_call::MAX_ANSWER;
 
 /// Serves one gRPC request (`content-type: application/grpc`).
 pub async fn handle(
@@ -50,10 +50,17 @@ pub async fn handle(
         let why = "gRPC needs HTTP/2 (h2c in plaintext, or h2 by ALPN over TLS)";
         return said(Status::invalid_argument(why).into_http());
     }
+    let deadline = match deadline(request.headers()) {
+        Ok(deadline) => deadline,
+        Err(why) => return said(Status::invalid_argument(why).into_http()),
+    };
     let path = request.uri().path();
     let service = path.trim_start_matches('/').split('/').next().unwrap_or("");
     match service {
         v1::a2a_service_server::SERVICE_NAME => {}
+        crate::a2a::grpc::v03::a2a_service_server::SERVICE_NAME => {
+            return super::grpc03::handle(state, conn, request, deadline).await;
+        }
         tonic_health::pb::health_server::SERVICE_NAME => {
             return serve_with(super::grpc_health::server(state), request).await;
         }
@@ -64,17 +71,14 @@ pub async fn handle(
         _ => {
             let service: String = service.chars().take(128).collect();
             let why = format!(
-                "service '{service}' is not served here; the A2A 1.0 service is {}",
-                v1::a2a_service_server::SERVICE_NAME
+                "service '{service}' is not served here; the A2A services are {} (1.0) and {} (0.3)",
+                v1::a2a_service_server::SERVICE_NAME,
+                crate::a2a::grpc::v03::a2a_service_server::SERVICE_NAME,
             );
             return said(Status::unimplemented(why).into_http());
         }
     }
     let limit = state.config.limits.max_body_bytes;
-    let deadline = match deadline(request.headers()) {
-        Ok(deadline) => deadline,
-        Err(why) => return said(Status::invalid_argument(why).into_http()),
-    };
     let front = Front {
         state,
         conn: conn.clone(),
@@ -84,46 +88,6 @@ pub async fn handle(
         .max_decoding_message_size(limit)
         .max_encoding_message_size(MAX_ANSWER);
     serve_with(server, request).await
-}
-
-/// The deadline a call's `grpc-timeout` sets (`None`: none sent): up to
-/// 8 digits and a unit, `H`, `M`, `S`, `m` (ms), `u` (µs) or `n` (ns).
-fn deadline(headers: &HeaderMap) -> Result<Option<tokio::time::Instant>, String> {
-    let Some(value) = headers.get("grpc-timeout") else {
-        return Ok(None);
-    };
-    let text = value.to_str().unwrap_or("");
-    let bad = || {
-        format!(
-            "grpc-timeout '{}' is not 1 to 8 digits and a unit (H, M, S, m, u, n)",
-            text.escape_default()
-        )
-    };
-    let split = text
-        .len()
-        .checked_sub(1)
-        .filter(|&n| (1..=8).contains(&n))
-        .ok_or_else(bad)?;
-    let (digits, unit) = text.split_at(split);
-    let amount: u64 = (digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
-        .ok_or_else(bad)?;
-    let within = match unit {
-        "H" => std::time::Duration::from_secs(amount * 3600),
-        "M" => std::time::Duration::from_secs(amount * 60),
-        "S" => std::time::Duration::from_secs(amount),
-        "m" => std::time::Duration::from_millis(amount),
-        "u" => std::time::Duration::from_micros(amount),
-        "n" => std::time::Duration::from_nanos(amount),
-        _ => return Err(bad()),
-    };
-    Ok(Some(tokio::time::Instant::now() + within))
-}
-
-/// The status of a call past its client's deadline.
-fn past_deadline() -> Status {
-    Status::deadline_exceeded("the call's grpc-timeout passed before its answer was whole")
 }
 
 /// One gRPC call's way into the gateway.
@@ -149,7 +113,11 @@ impl Front {
         let call =
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let mut request = Request::new(Bytes::from(call.to_string()));
-        *request.headers_mut() = headers(metadata.into_headers());
+        let headers = request.headers_mut();
+        *headers = super::grpc_call::headers(metadata.into_headers());
+        // A gRPC call to this service is a 1.0 call, said or not.
+        let v1 = http::HeaderValue::from_static("1.0");
+        (headers.entry("a2a-version")).or_insert(v1);
         let served = super::handle_grpc(self.state.clone(), &self.conn, request, agent);
         match self.deadline {
             Some(deadline) => {
@@ -207,55 +175,12 @@ fn agent_named(state: &AppState, params: &mut Value) -> Result<Option<usize>, St
     Ok(Some(index))
 }
 
-/// The call's headers from its metadata: what is gRPC's own goes, the
-/// rest (credentials, `a2a-version`, `a2a-extensions`, `a2a-skill`,
-/// `traceparent`, …) is kept as a JSON-RPC call's headers would be.
-fn headers(mut headers: HeaderMap) -> HeaderMap {
-    let grpc: Vec<_> = (headers.keys())
-        .filter(|name| name.as_str().starts_with("grpc-") || *name == header::TE)
-        .cloned()
-        .collect();
-    for name in grpc {
-        headers.remove(name);
-    }
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    // A gRPC call to this service is a 1.0 call, said or not.
-    (headers.entry("a2a-version")).or_insert(HeaderValue::from_static("1.0"));
-    headers
-}
-
-/// The JSON-RPC answer, read whole (bounded).
-async fn read_answer(mut body: Body) -> Result<Value, Status> {
-    let mut bytes = bytes::BytesMut::new();
-    while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else {
-            return Err(status_for(
-                -32052,
-                "the agent's answer broke off".into(),
-                None,
-            ));
-        };
-        if let Some(data) = frame.data_ref() {
-            if bytes.len() + data.len() > MAX_ANSWER {
-                let why = format!("the agent's answer is over {MAX_ANSWER} bytes");
-                return Err(status_for(-32052, why, None));
-            }
-            bytes.extend_from_slice(data);
-        }
-    }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| status_for(-32006, format!("the agent's answer is not JSON: {e}"), None))
-}
-
 /// A whole JSON-RPC answer's result, or its error as a gRPC status. The
 /// gateway's own refusal carries its row of the table; an agent's error is
 /// looked up by its code.
 async fn result_of(response: Response<Body>) -> Result<Value, Status> {
     let own = response.extensions().get::<Mapped>().copied();
-    let answer = read_answer(response.into_body()).await?;
+    let answer = read_json(response.into_body()).await?;
     answer_result(answer, own)
 }
 
@@ -274,64 +199,8 @@ fn answer_result(mut answer: Value, own: Option<Mapped>) -> Result<Value, Status
     Err(status_of(mapped, message, error.get("data")))
 }
 
-/// A JSON-RPC error code as the gRPC status the one table names.
-fn status_for(code: i64, message: String, data: Option<&Value>) -> Status {
-    status_of(for_code(code), message, data)
-}
-
-/// An error as its row says it in gRPC, with its `google.rpc.ErrorInfo`
-/// (the error's data, when it is an object, as its metadata).
-fn status_of(mapped: Mapped, message: String, data: Option<&Value>) -> Status {
-    let metadata: std::collections::HashMap<String, String> = data
-        .and_then(Value::as_object)
-        .map(|o| {
-            o.iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let details = ErrorDetails::with_error_info(mapped.reason, DOMAIN, metadata);
-    Status::with_error_details(code_named(mapped.grpc), message, details)
-}
-
-/// The gRPC codes by their canonical names (the table's spelling).
-const CODES: [(&str, Code); 17] = [
-    ("OK", Code::Ok),
-    ("CANCELLED", Code::Cancelled),
-    ("UNKNOWN", Code::Unknown),
-    ("INVALID_ARGUMENT", Code::InvalidArgument),
-    ("DEADLINE_EXCEEDED", Code::DeadlineExceeded),
-    ("NOT_FOUND", Code::NotFound),
-    ("ALREADY_EXISTS", Code::AlreadyExists),
-    ("PERMISSION_DENIED", Code::PermissionDenied),
-    ("RESOURCE_EXHAUSTED", Code::ResourceExhausted),
-    ("FAILED_PRECONDITION", Code::FailedPrecondition),
-    ("ABORTED", Code::Aborted),
-    ("OUT_OF_RANGE", Code::OutOfRange),
-    ("UNIMPLEMENTED", Code::Unimplemented),
-    ("INTERNAL", Code::Internal),
-    ("UNAVAILABLE", Code::Unavailable),
-    ("DATA_LOSS", Code::DataLoss),
-    ("UNAUTHENTICATED", Code::Unauthenticated),
-];
-
-/// The gRPC code of a canonical code name.
-fn code_named(name: &str) -> Code {
-    (CODES.iter().find(|(n, _)| *n == name)).map_or(Code::Unknown, |(_, code)| *code)
-}
-
-/// The canonical name of a gRPC code.
-pub(super) fn code_name(code: Code) -> &'static str {
-    (CODES.iter().find(|(_, c)| *c == code)).map_or("UNKNOWN", |(name, _)| name)
-}
-
 /// A server stream's answers.
-type Answers = std::pin::Pin<Box<dyn Stream<Item = Result<v1::StreamResponse, Status>> + Send>>;
+type Answers = super::grpc_call::Answers<v1::StreamResponse>;
 
 impl Front {
     /// A streaming call as its JSON-RPC 1.0 `method`: the agent's SSE
@@ -357,21 +226,6 @@ impl Front {
             None => events,
         }))
     }
-}
-
-/// A stream that ends with DEADLINE_EXCEEDED at `deadline`.
-fn bounded(events: Answers, deadline: tokio::time::Instant) -> Answers {
-    use futures_util::StreamExt;
-    Box::pin(futures_util::stream::unfold(
-        Some(events),
-        move |events| async move {
-            let mut events = events?;
-            tokio::select! {
-                item = events.next() => item.map(|item| (item, Some(events))),
-                _ = tokio::time::sleep_until(deadline) => Some((Err(past_deadline()), None)),
-            }
-        },
-    ))
 }
 
 /// A stream's SSE events (the relay hands over whole events), each as a

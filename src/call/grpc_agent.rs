@@ -1,8 +1,9 @@
-//! Calls to an agent's gRPC interface (A2A 1.0, `lf.a2a.v1.A2AService`;
-//! `crate::bridge::door`). The call on its way is the 1.0 JSON-RPC call
-//! (the client's, or the bridge's translation of it); here its params,
-//! the ProtoJSON of the RPC's request message, become that message on the
-//! wire, sent over HTTP/2 as one gRPC frame. The agent's answer is said
+//! Calls to an agent's gRPC interface (A2A 1.0, `lf.a2a.v1.A2AService`,
+//! or 0.3, `a2a.v1.A2AService`; `crate::bridge::door`). The call on its
+//! way is the 1.0 JSON-RPC call (the client's, or the bridge's translation
+//! of it); here its params, the ProtoJSON of the RPC's request message
+//! (said in 0.3 first for a 0.3 agent: `crate::bridge::v03_grpc_agent`),
+//! become that message on the wire, sent over HTTP/2 as one gRPC frame. The agent's answer is said
 //! back as the JSON-RPC answer the rest of the way expects: a unary answer
 //! whole, a server stream as SSE events, one per message. A non-OK
 //! `grpc-status` becomes the JSON-RPC error its `google.rpc.ErrorInfo`
@@ -18,6 +19,7 @@ use tonic_types::StatusExt;
 
 use crate::a2a::grpc::call::{answer_json, framed, next_message, request};
 use crate::a2a::{jsonrpc, Family, Version};
+use crate::bridge::{v03_grpc_agent, v03_rest_agent};
 use crate::http::body::{self, Body};
 use crate::http::error::table::code_for_rest;
 use crate::http::error::GatewayError;
@@ -27,14 +29,15 @@ use crate::upstream::{Caller, Leased, Origin, RpcCall, Upstream};
 const MAX_ANSWER: usize = super::whole::MAX_ANSWER;
 
 /// The 1.0 JSON-RPC call in `rpc` as the gRPC call to the agent's
-/// interface at `origin`. A call whose params the RPC's message cannot
-/// carry is the client's error, naming what.
+/// interface of `version` at `at`. A call whose params the RPC's message
+/// cannot carry is the client's error, naming what.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn call(
     upstream: &Upstream,
     mut parts: Parts,
     rpc: &[u8],
     family: Family,
-    at: &Uri,
+    (at, version): (&Uri, Version),
     origin: Origin,
     caller: &Caller<'_>,
 ) -> Result<RpcCall, GatewayError> {
@@ -45,10 +48,20 @@ pub(super) fn call(
         })?,
         None => json!({}),
     };
-    let (rpc_name, message) = request(family, params).map_err(|why| {
+    let refused = |why: String| {
         GatewayError::InvalidParams(format!("over the agent's gRPC interface: {why}"))
-    })?;
-    crate::bridge::headers::for_agent(&mut parts.headers, Version::V1_0);
+    };
+    let params = match version {
+        Version::V1_0 => params,
+        _ => v03_grpc_agent::params_out(family, Some(params)).map_err(|e| {
+            match e.field.as_str() {
+                "method" => GatewayError::UnsupportedOperation(e.why.clone()),
+                _ => refused(e.to_string()),
+            }
+        })?,
+    };
+    let (rpc_name, message) = request(version, family, params).map_err(refused)?;
+    crate::bridge::headers::for_agent(&mut parts.headers, version);
     let headers = &mut parts.headers;
     headers.insert(
         header::CONTENT_TYPE,
@@ -59,7 +72,7 @@ pub(super) fn call(
     let target = format!(
         "{}{}",
         at.to_string().trim_end_matches('/'),
-        crate::a2a::grpc::call::path(rpc_name)
+        crate::a2a::grpc::call::path(version, rpc_name)
     );
     let target = target
         .parse::<Uri>()
@@ -68,13 +81,30 @@ pub(super) fn call(
     Ok(call.streaming(family.streams()).grpc(target))
 }
 
-/// The agent's unary gRPC answer as a JSON-RPC one with the call's `id`.
+/// The agent's answer message of `family`, in the service of `version`,
+/// as the 1.0 result's ProtoJSON (a 0.3 one read into 1.0).
+fn result_json(version: Version, family: Family, message: &[u8]) -> Result<Vec<u8>, String> {
+    let said = answer_json(version, family, message)?;
+    if version == Version::V1_0 {
+        return Ok(said);
+    }
+    let value: Value = serde_json::from_slice(&said).map_err(|e| e.to_string())?;
+    let value = match family {
+        Family::Stream | Family::Resubscribe => v03_rest_agent::item_in(value, "event"),
+        _ => v03_rest_agent::answer_in(family, value),
+    };
+    let value = value.map_err(|e| format!("its 0.3 answer: {e}"))?;
+    serde_json::to_vec(&value).map_err(|e| e.to_string())
+}
+
+/// The agent's unary gRPC answer (its service of `version`) as a JSON-RPC
+/// one with the call's `id`.
 pub(super) async fn answer(
     response: Response<Leased>,
     id: Option<&RawValue>,
     owner: &str,
     within: std::time::Duration,
-    family: Family,
+    (family, version): (Family, Version),
 ) -> Result<Response<Body>, GatewayError> {
     let id = id.map_or("null", |id| id.get());
     let invalid = |detail: String| GatewayError::UpstreamBadResponse {
@@ -113,7 +143,10 @@ pub(super) async fn answer(
                         Some(message) => message,
                         None => return Err(invalid("OK, with no message".into())),
                     };
-                    result(id, &answer_json(family, &message).map_err(invalid)?)
+                    result(
+                        id,
+                        &result_json(version, family, &message).map_err(invalid)?,
+                    )
                 }
             }
         }
@@ -158,7 +191,11 @@ pub(super) fn streams(response: &Response<Leased>) -> bool {
 /// the call's `id`: one per message, and a last error event for a non-OK
 /// status. A stream that breaks off, or says what cannot be read, ends
 /// with the body's error: the relay says it as the stream's end.
-pub(super) fn events(response: Response<Leased>, id: Option<&RawValue>) -> Response<Body> {
+pub(super) fn events(
+    response: Response<Leased>,
+    id: Option<&RawValue>,
+    version: Version,
+) -> Response<Body> {
     let id = id.map_or("null", |id| id.get()).to_string();
     let (mut parts, body) = response.into_parts();
     let start = Some((body, BytesMut::new()));
@@ -170,7 +207,7 @@ pub(super) fn events(response: Response<Leased>, id: Option<&RawValue>) -> Respo
                 match next_message(&mut buffer, MAX_ANSWER) {
                     Err(why) => return Some((Err(broke(why)), None)),
                     Ok(Some(message)) => {
-                        let said = answer_json(Family::Stream, &message)
+                        let said = result_json(version, Family::Stream, &message)
                             .map(|json| event(&result(&id, &json)))
                             .map_err(broke);
                         let next = said.is_ok().then_some((body, buffer));
@@ -240,7 +277,7 @@ fn error(id: &str, status: &tonic::Status) -> Vec<u8> {
     let details = status.get_error_details();
     let info = details.error_info();
     let reason = info.map(|i| i.reason.as_str());
-    let code = code_for_rest(reason, Some(super::grpc::code_name(status.code())));
+    let code = code_for_rest(reason, Some(super::grpc_status::code_name(status.code())));
     let mut said = json!({"code": code, "message": status.message()});
     if let Some(info) = info.filter(|i| !i.metadata.is_empty()) {
         said["data"] = json!(info.metadata);

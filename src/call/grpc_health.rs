@@ -22,7 +22,7 @@ use crate::state::AppState;
 const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 /// The services a health check can name.
-const SERVICES: [&str; 2] = ["", "lf.a2a.v1.A2AService"];
+const SERVICES: [&str; 3] = ["", "lf.a2a.v1.A2AService", "a2a.v1.A2AService"];
 
 pub(super) fn server(state: Arc<AppState>) -> HealthServer<Checks> {
     HealthServer::new(Checks(state))

@@ -31,10 +31,13 @@ pub mod client_ip;
 pub mod endpoint;
 pub mod extended_card;
 pub mod grpc;
+mod grpc03;
 mod grpc_agent;
+mod grpc_call;
 mod grpc_health;
 mod grpc_reflection;
 mod grpc_serve;
+mod grpc_status;
 mod intake;
 pub mod observe;
 mod relay;
@@ -137,6 +140,18 @@ pub async fn handle_grpc(
     serve(state, conn, request, agent, Arrived::Grpc).await
 }
 
+/// Handles an HTTP+JSON call whose body is read already (a 0.3 gRPC call
+/// said as its 0.3 REST call: `grpc03`).
+async fn handle_rest_read(
+    state: Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Bytes>,
+    placed: crate::a2a::rest::Placed,
+) -> Response<Body> {
+    let request = request.map(Sent::Read);
+    serve(state, conn, request, None, Arrived::Rest(placed)).await
+}
+
 /// Handles an HTTP+JSON call that `crate::a2a::rest::place` placed.
 pub async fn handle_rest(
     state: Arc<AppState>,
@@ -229,8 +244,15 @@ async fn handle_call(
     };
     record.caller = identity.as_ref().map(|i| i.subject.clone());
     let read = match (arrived, body) {
-        (Arrived::Rest(placed), Sent::Wire(body)) => {
-            rest::request(state, &mut parts, body, placed).await
+        (Arrived::Rest(placed), body) => {
+            let bytes = match body {
+                Sent::Wire(body) => read_body(&state.config.limits, &parts.headers, body).await,
+                Sent::Read(bytes) => Ok(bytes),
+            };
+            match bytes {
+                Ok(bytes) => rest::request(&mut parts, bytes, placed),
+                Err(e) => Err(e),
+            }
         }
         (_, body) => read_rpc_body(state, &parts, body).await.map(|b| (b, None)),
     };
@@ -516,7 +538,7 @@ async fn forward(
     let (client, agent) = match (&bridged, &door) {
         (Some(b), Door::JsonRpc(_)) => (call.front.version(b.client()), b.agent()),
         (_, Door::Rest { version, .. }) => (said_in, *version),
-        (_, Door::Grpc { .. }) => (said_in, Version::V1_0),
+        (_, Door::Grpc { version, .. }) => (said_in, *version),
         (None, _) => (said_in, said_in),
     };
     record.versions(client, Some((client, agent)));
@@ -546,9 +568,9 @@ async fn forward(
             let to = (path.as_str(), *version);
             rest_agent::call(upstream, parts, &bytes, family, to, origin, &caller)?
         }
-        (Door::Grpc { url }, _) => {
-            let at = grpc_origin(url, config, &owner)?;
-            grpc_agent::call(upstream, parts, &bytes, family, &at, origin, &caller)?
+        (Door::Grpc { url, version }, _) => {
+            let at = (&grpc_origin(url, config, &owner)?, *version);
+            grpc_agent::call(upstream, parts, &bytes, family, at, origin, &caller)?
         }
         (Door::JsonRpc(_), _) => {
             (upstream.rpc_call_from(parts, bytes, origin, &caller)).streaming(streams)
@@ -601,14 +623,14 @@ async fn forward(
             let response = rest_agent::answer(response, call.id, owner, within, v03).await?;
             answer.deliver(response, sighting).await
         }
-        Door::Grpc { .. } if family.streams() && grpc_agent::streams(&response) => {
-            let response = grpc_agent::events(response, call.id);
+        Door::Grpc { version, .. } if family.streams() && grpc_agent::streams(&response) => {
+            let response = grpc_agent::events(response, call.id, version);
             answer.deliver(response, sighting).await
         }
-        Door::Grpc { .. } => {
+        Door::Grpc { version, .. } => {
             let within = state.config.limits.sse_idle_timeout;
-            let owner = &answer.owner;
-            let response = grpc_agent::answer(response, call.id, owner, within, family).await?;
+            let (owner, asked) = (&answer.owner, (family, version));
+            let response = grpc_agent::answer(response, call.id, owner, within, asked).await?;
             answer.deliver(response, sighting).await
         }
         Door::JsonRpc(_) => answer.deliver(response, sighting).await,

@@ -8,10 +8,9 @@
 use bytes::Bytes;
 use http::request::Parts;
 use http::{header, HeaderValue, Response, StatusCode};
-use hyper::body::Incoming;
 use serde_json::{json, Value};
 
-use super::intake::{check_content_type, read_body};
+use super::intake::check_content_type;
 use super::whole::MAX_ANSWER;
 use crate::a2a::rest::{with_body, Placed, Refused};
 use crate::a2a::{Family, Version};
@@ -21,7 +20,6 @@ use crate::bridge::v03_rest;
 use crate::call::sse::{then, Rewrite};
 use crate::http::body::{self, Body, ReadError};
 use crate::http::error::{status_body, table::for_code, GatewayError};
-use crate::state::AppState;
 
 /// A REST call as the client sent it: what passes through to an agent's
 /// HTTP+JSON interface when no translation is needed.
@@ -39,10 +37,9 @@ pub(super) struct SaidInRest;
 /// The placed call as a JSON-RPC request (its body joins the path's
 /// params), and the call as sent. A route without a body must come
 /// without one.
-pub(super) async fn request(
-    state: &AppState,
+pub(super) fn request(
     parts: &mut Parts,
-    body: Incoming,
+    bytes: Bytes,
     mut placed: Placed,
 ) -> Result<(Bytes, Option<RestSent>), GatewayError> {
     // The 1.0 routes are 1.0 calls, whether or not the client says so: an
@@ -54,7 +51,6 @@ pub(super) async fn request(
             (parts.headers.entry(A2A_VERSION)).or_insert(HeaderValue::from_static("1.0"));
         }
     }
-    let bytes = read_body(&state.config.limits, &parts.headers, body).await?;
     if !bytes.is_empty() {
         if !placed.takes_body {
             let message = format!("{} takes no body", parts.method);

@@ -84,8 +84,8 @@ fn spoken(
             };
             return probe::Ask::Rest(path);
         }
-        Door::Grpc { url } => match super::grpc_origin(&url, config, &config.name) {
-            Ok(at) => return probe::Ask::Grpc(at),
+        Door::Grpc { url, version } => match super::grpc_origin(&url, config, &config.name) {
+            Ok(at) => return probe::Ask::Grpc(at, version),
             Err(_) => return probe::Ask::JsonRpc(client),
         },
         Door::JsonRpc(versions) => versions,

@@ -386,13 +386,15 @@ mod tests {
             "protocolVersion": "0.3.0", "url": GW, "preferredTransport": "JSONRPC",
             "additionalInterfaces": [
                 {"url": GW, "transport": "JSONRPC"},
-                {"url": GW, "transport": "HTTP+JSON"}
+                {"url": GW, "transport": "HTTP+JSON"},
+                {"url": "gw.example.com:443", "transport": "GRPC"}
             ],
             "supportedInterfaces": [
                 {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
                 {"url": GW, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
                 {"url": GW, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-                {"url": "gw.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+                {"url": "gw.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                {"url": "gw.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "0.3"}
             ],
             "supportsAuthenticatedExtendedCard": true,
             "capabilities": {"streaming": true, "pushNotifications": true,

@@ -41,43 +41,50 @@ pub fn rewrite(card: &mut Value, endpoint: &str) {
 /// The 0.3 and the 1.0 interface fields at `endpoint`: what the gateway
 /// serves for every agent (`crate::bridge`): JSON-RPC 1.0 and 0.3,
 /// HTTP+JSON 1.0 and 0.3 (`crate::a2a::rest`; 0.3's routes are under
-/// `/v1`, so one URL serves both), and gRPC 1.0 (`crate::call::grpc`).
+/// `/v1`, so one URL serves both), and gRPC 1.0 and 0.3
+/// (`crate::call::grpc`; 0.3 only on the fleet's card, see below).
 /// A 1.0 interface keeps the tenant its agent gave it, for clients to
 /// echo. gRPC has no path: its URL is the gateway's `host:port`, and an
 /// agent's own card (`/agents/{name}`) names the agent in the tenant,
 /// `agents/{name}` (then `/` and the agent's own tenant, if it has one).
+/// 0.3 has no tenant, so an agent's own card offers no 0.3 gRPC: a 0.3
+/// gRPC call is routed as a call to the root is.
 pub fn offer_every_version(card: &mut Map<String, Value>, endpoint: &str, tenant: Option<Value>) {
     card.insert("protocolVersion".into(), "0.3.0".into());
     card.insert("url".into(), endpoint.into());
     card.insert("preferredTransport".into(), JSONRPC.into());
-    let additional = json!([
-        {"url": endpoint, "transport": JSONRPC},
-        {"url": endpoint, "transport": HTTP_JSON},
-    ]);
-    card.insert("additionalInterfaces".into(), additional);
+    let grpc = grpc_interface(endpoint, tenant.as_ref().and_then(Value::as_str));
+    let mut additional = vec![
+        json!({"url": endpoint, "transport": JSONRPC}),
+        json!({"url": endpoint, "transport": HTTP_JSON}),
+    ];
+    // 0.3 gRPC has no tenant to name an agent with: offered at the root.
+    let grpc_03 = grpc.as_ref().filter(|g| g.get("tenant").is_none());
+    if let Some(grpc) = grpc_03 {
+        additional.push(json!({"url": grpc["url"], "transport": GRPC}));
+    }
+    card.insert("additionalInterfaces".into(), Value::Array(additional));
     let mut current =
         json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "1.0"});
     // HTTP+JSON 1.0 last: clients that speak both keep JSON-RPC. Its tenant
     // is the agent's too (the `/{tenant}/` routes carry it to the agent).
     let mut rest = json!({"url": endpoint, "protocolBinding": HTTP_JSON, "protocolVersion": "1.0"});
-    let tenant_text = (tenant.as_ref())
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let grpc_03 = grpc_03
+        .map(|g| json!({"url": g["url"], "protocolBinding": GRPC, "protocolVersion": "0.3"}));
     if let Some(tenant) = tenant {
         rest["tenant"] = tenant.clone();
         current["tenant"] = tenant;
     }
     let old = json!({"url": endpoint, "protocolBinding": JSONRPC, "protocolVersion": "0.3"});
     let mut interfaces = vec![current, old, rest];
-    if let Some(grpc) = grpc_interface(endpoint, tenant_text) {
-        interfaces.push(grpc);
-    }
+    interfaces.extend(grpc);
+    interfaces.extend(grpc_03);
     card.insert("supportedInterfaces".into(), Value::Array(interfaces));
 }
 
 /// The gRPC 1.0 interface of the gateway at `endpoint` (see
 /// [`offer_every_version`]). `None`: the endpoint has no authority.
-fn grpc_interface(endpoint: &str, tenant: Option<String>) -> Option<Value> {
+fn grpc_interface(endpoint: &str, tenant: Option<&str>) -> Option<Value> {
     let uri = endpoint.parse::<http::Uri>().ok()?;
     let authority = uri.authority()?;
     let path = uri.path().trim_matches('/');
@@ -87,7 +94,7 @@ fn grpc_interface(endpoint: &str, tenant: Option<String>) -> Option<Value> {
     let tenant = match (agent, tenant) {
         (Some(agent), Some(own)) => Some(format!("{agent}/{own}")),
         (Some(agent), None) => Some(agent.to_string()),
-        (None, own) => own,
+        (None, own) => own.map(str::to_string),
     };
     // gRPC clients take a port-less target to mean 443: say it always.
     let url = match (authority.port_u16(), uri.scheme_str()) {
@@ -163,7 +170,8 @@ mod tests {
             card["additionalInterfaces"],
             json!([
                 {"url": "https://gw.example/", "transport": "JSONRPC"},
-                {"url": "https://gw.example/", "transport": "HTTP+JSON"}
+                {"url": "https://gw.example/", "transport": "HTTP+JSON"},
+                {"url": "gw.example:443", "transport": "GRPC"}
             ])
         );
         assert_eq!(card["provider"]["url"], "https://x.example");

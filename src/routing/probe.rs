@@ -23,13 +23,13 @@ pub struct Client<'a> {
 }
 
 /// How a candidate is asked: over JSON-RPC in its version, over its
-/// HTTP+JSON 1.0 interface at this path, or over its gRPC 1.0 interface
-/// at this origin (`crate::bridge::door`).
+/// HTTP+JSON 1.0 interface at this path, or over its gRPC interface at
+/// this origin, in this version (`crate::bridge::door`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ask {
     JsonRpc(Version),
     Rest(String),
-    Grpc(http::Uri),
+    Grpc(http::Uri, Version),
 }
 
 /// At most this many upstreams are asked at once.
@@ -71,7 +71,9 @@ pub async fn find_owner(
         .filter_map(|(i, how)| {
             let (i, upstream) = (*i, upstreams.get(*i)?);
             let mut parts = client.parts.clone();
-            if *how == Ask::JsonRpc(Version::V1_0) || matches!(how, Ask::Rest(_) | Ask::Grpc(_)) {
+            if *how == Ask::JsonRpc(Version::V1_0)
+                || matches!(how, Ask::Rest(_) | Ask::Grpc(_, Version::V1_0))
+            {
                 parts
                     .headers
                     .insert("a2a-version", http::HeaderValue::from_static("1.0"));
@@ -94,14 +96,16 @@ pub async fn find_owner(
                     let call = upstream.rpc_call_as(&parts, Bytes::new(), origin, client.caller);
                     call.at_path(get.method, &get.path_and_query).ok()?
                 }
-                Ask::Grpc(at) => {
-                    let (rpc, message) =
-                        grpc::request(Family::GetTask, json!({"id": task, "historyLength": 0}))
-                            .ok()?;
+                Ask::Grpc(at, version) => {
+                    let get = match version {
+                        Version::V1_0 => json!({"id": task, "historyLength": 0}),
+                        _ => json!({"name": format!("tasks/{task}")}),
+                    };
+                    let (rpc, message) = grpc::request(*version, Family::GetTask, get).ok()?;
                     let target = format!(
                         "{}{}",
                         at.to_string().trim_end_matches('/'),
-                        grpc::path(rpc)
+                        grpc::path(*version, rpc)
                     );
                     parts.headers.insert(
                         http::header::CONTENT_TYPE,
@@ -117,7 +121,7 @@ pub async fn find_owner(
                 span.inject(call.headers_mut());
             }
             let rest = matches!(how, Ask::Rest(_));
-            let grpc = matches!(how, Ask::Grpc(_));
+            let grpc = matches!(how, Ask::Grpc(..));
             Some(async move {
                 let answer = upstream.exchange_call(call, MAX_ANSWER_BYTES, limit).await;
                 let owns = match &answer {

@@ -18,7 +18,7 @@ SDK1=1.3.0; SDK03=0.3.26
 PY="${PYTHON:-python3}"
 EXPECT="${INTEROP_EXPECT:-}"
 BUDGET="${INTEROP_BUDGET:-600}"
-read -ra CLIENTS <<<"${INTEROP_CLIENTS:-sdk1 sdk03 raw01 js js10 sdk1rest sdk03rest jsrest sdk1grpc}"
+read -ra CLIENTS <<<"${INTEROP_CLIENTS:-sdk1 sdk03 raw01 js js10 sdk1rest sdk03rest jsrest sdk1grpc sdk03grpc}"
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -78,7 +78,7 @@ start() { # logname cmd...
 
 # Each agent has its own skill id (echo-NAME), so the fleet can route to it,
 # and signs its echoes "(by echo-NAME)".
-AGENTS=(v1 v1compat v03 v1rest v03rest v1grpc)
+AGENTS=(v1 v1compat v03 v1rest v03rest v1grpc v03grpc)
 declare -A PORT
 for a in "${AGENTS[@]}"; do PORT[$a]=$(freeport); done
 start agent-v1       "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1]}" --skill echo-v1
@@ -87,6 +87,7 @@ start agent-v03      "$V03" "$HERE/agents/agent_v03.py" --port "${PORT[v03]}" --
 start agent-v1rest   "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1rest]}" --rest --skill echo-v1rest
 start agent-v03rest  "$V03" "$HERE/agents/agent_v03.py" --port "${PORT[v03rest]}" --rest --skill echo-v03rest
 start agent-v1grpc   "$V1"  "$HERE/agents/agent_v1.py"  --port "${PORT[v1grpc]}" --grpc --skill echo-v1grpc
+start agent-v03grpc  "$V03" "$HERE/agents/agent_v03.py" --port "${PORT[v03grpc]}" --grpc --skill echo-v03grpc
 for a in "${AGENTS[@]}"; do wait_http "http://127.0.0.1:${PORT[$a]}/.well-known/agent-card.json" "agent $a"; done
 
 GW=$(freeport); GWA=$(freeport)
@@ -118,6 +119,7 @@ client_cmd() { case $1 in
   js10) echo "node $HERE/clients/client_js.mjs --no-compat";;
   sdk1rest) echo "$V1 $HERE/clients/client_v1.py --rest --trace";;
   sdk1grpc) echo "$V1 $HERE/clients/client_v1.py --grpc";;
+  sdk03grpc) echo "$V03 $HERE/clients/client_v03.py --grpc";;
   sdk03rest) echo "$V03 $HERE/clients/client_v03.py --rest";;
   jsrest) echo "node $HERE/clients/client_js.mjs --rest --trace";;
   *) return 1;; esac; }

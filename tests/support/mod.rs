@@ -10,6 +10,7 @@ pub mod gateway;
 pub mod keys;
 pub mod mock_agent;
 pub mod mock_grpc;
+pub mod mock_grpc03;
 pub mod mock_rest;
 pub mod otlp;
 pub mod pki;

@@ -1,8 +1,9 @@
-//! An A2A 1.0 call said as its gRPC call: the RPC a JSON-RPC 1.0 call
-//! is, its request message from the params' ProtoJSON, one message in
-//! gRPC's framing, and the answer message back as ProtoJSON. The HTTP/2
-//! around it is the caller's (`crate::call::grpc_agent`,
-//! `crate::routing::probe`).
+//! An A2A call said as its gRPC call: the RPC a call family is, its
+//! request message from the params' ProtoJSON, one message in gRPC's
+//! framing, and the answer message back as ProtoJSON; for the 1.0 service
+//! (`lf.a2a.v1`) and the 0.3 one (`a2a.v1`, whose ProtoJSON is 0.3
+//! HTTP+JSON's: the bridge says the call in it first). The HTTP/2 around
+//! it is the caller's (`crate::call::grpc_agent`, `crate::routing::probe`).
 
 use bytes::{Buf, Bytes, BytesMut};
 use http::Uri;
@@ -10,12 +11,17 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::v1;
-use crate::a2a::Family;
+use super::{v03, v1};
+use crate::a2a::{Family, Version};
 
-/// The 1.0 service's path prefix: `/lf.a2a.v1.A2AService/`.
-pub fn path(rpc: &str) -> String {
-    format!("/{}/{rpc}", v1::a2a_service_server::SERVICE_NAME)
+/// The path of an RPC of the service of `version` (1.0, or else 0.3):
+/// `/lf.a2a.v1.A2AService/GetTask`, `/a2a.v1.A2AService/GetTask`.
+pub fn path(version: Version, rpc: &str) -> String {
+    let service = match version {
+        Version::V1_0 => v1::a2a_service_server::SERVICE_NAME,
+        _ => v03::a2a_service_server::SERVICE_NAME,
+    };
+    format!("/{service}/{rpc}")
 }
 
 /// The origin of an agent's gRPC interface from its card's URL. gRPC URLs
@@ -39,9 +45,20 @@ pub fn origin_of(url: &str, secure: bool) -> Option<Uri> {
         .ok()
 }
 
-/// The RPC a call family is, and its request message from the params'
-/// ProtoJSON.
-pub fn request(family: Family, params: Value) -> Result<(&'static str, Vec<u8>), String> {
+/// The RPC a call family is in the service of `version` (1.0, or else
+/// 0.3), and its request message from the params' ProtoJSON.
+pub fn request(
+    version: Version,
+    family: Family,
+    params: Value,
+) -> Result<(&'static str, Vec<u8>), String> {
+    match version {
+        Version::V1_0 => request_1_0(family, params),
+        _ => request_0_3(family, params),
+    }
+}
+
+fn request_1_0(family: Family, params: Value) -> Result<(&'static str, Vec<u8>), String> {
     use Family::*;
     let said = match family {
         Send => ("SendMessage", encode::<v1::SendMessageRequest>(params)?),
@@ -80,6 +97,44 @@ pub fn request(family: Family, params: Value) -> Result<(&'static str, Vec<u8>),
     Ok(said)
 }
 
+/// 0.3 has no ListTasks and names its tasks and configs by resource name
+/// (`tasks/{id}`): the params are the 0.3 request messages' ProtoJSON.
+fn request_0_3(family: Family, params: Value) -> Result<(&'static str, Vec<u8>), String> {
+    use Family::*;
+    let said = match family {
+        Send => ("SendMessage", encode::<v03::SendMessageRequest>(params)?),
+        Stream => (
+            "SendStreamingMessage",
+            encode::<v03::SendMessageRequest>(params)?,
+        ),
+        GetTask => ("GetTask", encode::<v03::GetTaskRequest>(params)?),
+        ListTasks => return Err("A2A 0.3's gRPC service has no ListTasks".into()),
+        CancelTask => ("CancelTask", encode::<v03::CancelTaskRequest>(params)?),
+        Resubscribe => (
+            "TaskSubscription",
+            encode::<v03::TaskSubscriptionRequest>(params)?,
+        ),
+        PushSet => (
+            "CreateTaskPushNotificationConfig",
+            encode::<v03::CreateTaskPushNotificationConfigRequest>(params)?,
+        ),
+        PushGet => (
+            "GetTaskPushNotificationConfig",
+            encode::<v03::GetTaskPushNotificationConfigRequest>(params)?,
+        ),
+        PushList => (
+            "ListTaskPushNotificationConfig",
+            encode::<v03::ListTaskPushNotificationConfigRequest>(params)?,
+        ),
+        PushDelete => (
+            "DeleteTaskPushNotificationConfig",
+            encode::<v03::DeleteTaskPushNotificationConfigRequest>(params)?,
+        ),
+        ExtendedCard => ("GetAgentCard", encode::<v03::GetAgentCardRequest>(params)?),
+    };
+    Ok(said)
+}
+
 fn encode<M: DeserializeOwned + prost::Message>(params: Value) -> Result<Vec<u8>, String> {
     let message: M = serde_json::from_value(params).map_err(|e| e.to_string())?;
     Ok(message.encode_to_vec())
@@ -94,10 +149,21 @@ pub fn framed(message: &[u8]) -> Bytes {
     out.freeze()
 }
 
-/// The agent's answer message of `family`, as the JSON-RPC result's
-/// ProtoJSON.
-pub fn answer_json(family: Family, message: &[u8]) -> Result<Vec<u8>, String> {
+/// The agent's answer message of `family` in the service of `version`,
+/// as its ProtoJSON.
+pub fn answer_json(version: Version, family: Family, message: &[u8]) -> Result<Vec<u8>, String> {
     use Family::*;
+    if version != Version::V1_0 {
+        return match family {
+            Send => json_of::<v03::SendMessageResponse>(message),
+            Stream | Resubscribe => json_of::<v03::StreamResponse>(message),
+            GetTask | CancelTask => json_of::<v03::Task>(message),
+            PushSet | PushGet => json_of::<v03::TaskPushNotificationConfig>(message),
+            PushList => json_of::<v03::ListTaskPushNotificationConfigResponse>(message),
+            PushDelete => json_of::<pbjson_types::Empty>(message),
+            ExtendedCard | ListTasks => json_of::<v03::AgentCard>(message),
+        };
+    }
     match family {
         Send => json_of::<v1::SendMessageResponse>(message),
         Stream | Resubscribe => json_of::<v1::StreamResponse>(message),
@@ -180,12 +246,28 @@ mod tests {
 
     #[test]
     fn params_become_the_request_message() {
-        let (name, bytes) =
-            request(Family::GetTask, json!({"id": "t", "historyLength": 2})).unwrap();
+        let (name, bytes) = request(
+            Version::V1_0,
+            Family::GetTask,
+            json!({"id": "t", "historyLength": 2}),
+        )
+        .unwrap();
         assert_eq!(name, "GetTask");
         let read = v1::GetTaskRequest::decode(&bytes[..]).unwrap();
         assert_eq!((read.id.as_str(), read.history_length), ("t", Some(2)));
-        assert!(request(Family::GetTask, json!({"id": 5})).is_err());
-        assert_eq!(path("GetTask"), "/lf.a2a.v1.A2AService/GetTask");
+        assert!(request(Version::V1_0, Family::GetTask, json!({"id": 5})).is_err());
+        assert_eq!(
+            path(Version::V1_0, "GetTask"),
+            "/lf.a2a.v1.A2AService/GetTask"
+        );
+        let (name, bytes) =
+            request(Version::V0_3, Family::GetTask, json!({"name": "tasks/t"})).unwrap();
+        assert_eq!(name, "GetTask");
+        assert_eq!(
+            v03::GetTaskRequest::decode(&bytes[..]).unwrap().name,
+            "tasks/t"
+        );
+        assert!(request(Version::V0_3, Family::ListTasks, json!({})).is_err());
+        assert_eq!(path(Version::V0_3, "GetTask"), "/a2a.v1.A2AService/GetTask");
     }
 }

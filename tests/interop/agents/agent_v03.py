@@ -1,10 +1,15 @@
 """Tiny echo agent on a2a-sdk 0.3.x (JSON-RPC binding, protocol 0.3).
 
-  python agent_v03.py --port P [--skill ID]
+  python agent_v03.py --port P [--rest | --grpc] [--skill ID]
 
 Same behaviour as agent_v1.py: "more" -> input-required, else echo+completed.
+--rest: HTTP+JSON 0.3 only. --grpc: gRPC 0.3 only (a2a.v1.A2AService, the
+SDK's GrpcHandler on grpc.aio) on a port of its own, which the card's url
+names as a bare host:port (preferredTransport GRPC); port P serves only the
+card.
 """
 import argparse
+import asyncio
 
 import uvicorn
 
@@ -45,13 +50,50 @@ class EchoExecutor(AgentExecutor):
         await up.cancel()
 
 
+async def serve_grpc(a) -> None:
+    import grpc
+    from a2a.grpc import a2a_pb2_grpc
+    from a2a.server.request_handlers import GrpcHandler
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    server = grpc.aio.server()
+    grpc_port = server.add_insecure_port('127.0.0.1:0')
+    card = AgentCard(
+        name='echo-v03-grpc', description='echo agent (a2a-sdk 0.3.x)',
+        url=f'127.0.0.1:{grpc_port}', version='1.0.0', protocol_version='0.3.0',
+        preferred_transport='GRPC',
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=['text/plain'], default_output_modes=['text/plain'],
+        skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
+                           tags=['echo'])],
+    )
+    handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore())
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(card, handler), server)
+    await server.start()
+    body = card.model_dump(mode='json', by_alias=True, exclude_none=True)
+
+    async def serve_card(_request):
+        return JSONResponse(body)
+
+    app = Starlette(routes=[Route('/.well-known/agent-card.json', serve_card)])
+    config = uvicorn.Config(app, host='127.0.0.1', port=a.port, log_level='warning')
+    await uvicorn.Server(config).serve()
+    await server.stop(None)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument('--port', type=int, required=True)
     ap.add_argument('--skill', default='echo',
                     help='skill id (distinct per agent so a fleet can route)')
     ap.add_argument('--rest', action='store_true')
+    ap.add_argument('--grpc', action='store_true')
     a = ap.parse_args()
+    if a.grpc:
+        asyncio.run(serve_grpc(a))
+        return
     card = AgentCard(
         name='echo-v03-rest' if a.rest else 'echo-v03',
         description='echo agent (a2a-sdk 0.3.x)',

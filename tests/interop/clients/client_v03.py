@@ -1,7 +1,9 @@
-"""Interop client on a2a-sdk 0.3.x: python client_v03.py BASE_URL [--skill ID] [--rest]
+"""Interop client on a2a-sdk 0.3.x: python client_v03.py BASE_URL [--skill ID] [--rest | --grpc]
 
 Default: the SDK's defaults (JSON-RPC). --rest: HTTP+JSON only (the 0.3
-routes under /v1), which the card must offer.
+routes under /v1), which the card must offer. --grpc: gRPC only
+(a2a.v1.A2AService over grpc.aio insecure channels to the card's
+host:port), which the card must offer.
 """
 import asyncio
 import uuid
@@ -28,12 +30,14 @@ def task_text(t: Task) -> list[str]:
 
 
 class V03:
-    def __init__(self, http, card, skill='', rest=False):
+    def __init__(self, http, card, skill='', rest=False, grpc=False):
         self.meta = skill_metadata(skill)
         # Empty supported_transports means JSON-RPC only.
         transports = [TransportProtocol.http_json] if rest else []
+        transports = [TransportProtocol.grpc] if grpc else transports
         f = lambda s: ClientFactory(ClientConfig(
-            streaming=s, httpx_client=http, supported_transports=transports))
+            streaming=s, httpx_client=http, supported_transports=transports,
+            grpc_channel_factory=channel if grpc else None))
         self.plain = f(False).create(card)
         self.streaming = f(True).create(card)
 
@@ -68,7 +72,12 @@ class V03:
         return norm_state(t.status.state.value)
 
 
-async def main(base: str, skill: str, rest: bool) -> None:
+def channel(url: str):
+    import grpc
+    return grpc.aio.insecure_channel(url)
+
+
+async def main(base: str, skill: str, rest: bool, grpc: bool) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
         try:
             card = await A2ACardResolver(http, base).get_agent_card()
@@ -77,16 +86,16 @@ async def main(base: str, skill: str, rest: bool) -> None:
             report('', {op: err for op in OPS})
             return
         try:
-            client = V03(http, card, skill, rest)
+            client = V03(http, card, skill, rest, grpc)
         except Exception as e:  # noqa: BLE001 - e.g. no HTTP+JSON interface
             err = f'FAIL: client: {type(e).__name__}: {e}'.splitlines()[0][:300]
             report('', {op: err for op in OPS})
             return
-        want = 'HTTP+JSON' if rest else 'JSONRPC'
+        want = 'GRPC' if grpc else 'HTTP+JSON' if rest else 'JSONRPC'
         url = next((i.url for i in card.additional_interfaces or []
                     if i.transport == want), card.url)
         report(url, await run_ops(client, skill))
 
 
 if __name__ == '__main__':
-    asyncio.run(main(*parse_args('--rest')))
+    asyncio.run(main(*parse_args('--rest', '--grpc')))

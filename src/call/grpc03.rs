@@ -1,0 +1,395 @@
+//! The gRPC front door of A2A 0.3 (`a2a.v1.A2AService`, the package the
+//! 0.3 SDKs use). 0.3's HTTP+JSON binding is this service transcoded (its
+//! proto's `google.api.http` routes), so each call is said as the 0.3
+//! REST call its route gives: the message's ProtoJSON is the body, its
+//! resource names (`tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{c}`)
+//! the path. It then goes the 0.3 REST call's way (`super::rest`,
+//! `crate::bridge::v03_rest`), and its REST answer is read back into the
+//! RPC's answer message; a `google.rpc.Status` becomes the gRPC status,
+//! its ErrorInfo kept. Streams are the REST stream's events, one message
+//! each. 0.3 has no tenant: a 0.3 gRPC call cannot name an agent, and is
+//! routed as a call to the gateway's root is.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::Stream;
+use http::{header, HeaderValue, Method, Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tonic::Status;
+
+use super::grpc_call::{bounded, past_deadline, read_json, Answers};
+use super::grpc_serve::serve_with;
+use super::grpc_status::{status_for, status_from_json};
+use crate::a2a::grpc::v03;
+use crate::bridge::events::map_event_data;
+use crate::http::body::Body;
+use crate::state::{AppState, ConnInfo};
+
+/// Serves one call to the 0.3 service.
+pub(super) async fn handle(
+    state: Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Incoming>,
+    deadline: Option<tokio::time::Instant>,
+) -> Response<Body> {
+    let limit = state.config.limits.max_body_bytes;
+    let front = Front03 {
+        state,
+        conn: conn.clone(),
+        deadline,
+    };
+    let server = v03::a2a_service_server::A2aServiceServer::new(front)
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(super::grpc_call::MAX_ANSWER);
+    serve_with(server, request).await
+}
+
+struct Front03 {
+    state: Arc<AppState>,
+    conn: ConnInfo,
+    deadline: Option<tokio::time::Instant>,
+}
+
+/// A 0.3 REST call: its method, path (and query) under `/v1`, and body.
+struct Rest {
+    method: Method,
+    path: String,
+    body: Option<Value>,
+}
+
+impl Rest {
+    fn new(method: Method, path: String) -> Self {
+        Rest {
+            method,
+            path,
+            body: None,
+        }
+    }
+
+    fn with<M: Serialize>(mut self, message: &M) -> Result<Self, Status> {
+        let body = serde_json::to_value(message)
+            .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
+        self.body = Some(body);
+        Ok(self)
+    }
+}
+
+/// The id in a resource name `tasks/{id}` (`what` names the field), as a
+/// path segment.
+fn task_of(name: &str, what: &str) -> Result<String, Status> {
+    match name.strip_prefix("tasks/") {
+        Some(id) if !id.is_empty() && !id.contains('/') => Ok(segment(id)),
+        _ => Err(Status::invalid_argument(format!(
+            "{what} '{}' is not tasks/{{id}}",
+            name.escape_default()
+        ))),
+    }
+}
+
+/// The task and config ids in `tasks/{id}/pushNotificationConfigs/{c}`.
+fn config_of(name: &str) -> Result<(String, String), Status> {
+    let parts: Vec<&str> = name.split('/').collect();
+    match parts.as_slice() {
+        ["tasks", task, "pushNotificationConfigs", config]
+            if !task.is_empty() && !config.is_empty() =>
+        {
+            Ok((segment(task), segment(config)))
+        }
+        _ => Err(Status::invalid_argument(format!(
+            "name '{}' is not tasks/{{id}}/pushNotificationConfigs/{{configId}}",
+            name.escape_default()
+        ))),
+    }
+}
+
+fn segment(id: &str) -> String {
+    utf8_percent_encode(id, NON_ALPHANUMERIC).to_string()
+}
+
+impl Front03 {
+    /// The call as its REST call, through the gateway: the REST answer.
+    async fn call<Q>(
+        &self,
+        request: tonic::Request<Q>,
+        rest: Rest,
+    ) -> Result<Response<Body>, Status> {
+        let (metadata, _, _) = request.into_parts();
+        let (path, query) = match rest.path.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (rest.path.as_str(), None),
+        };
+        let placed = crate::a2a::rest::place(&rest.method, path, query).map_err(|refused| {
+            Status::invalid_argument(format!("{} {path}: {refused:?}", rest.method))
+        })?;
+        let body = match &rest.body {
+            Some(body) => Bytes::from(body.to_string()),
+            None => Bytes::new(),
+        };
+        let mut request = Request::new(body);
+        *request.method_mut() = rest.method.clone();
+        *request.uri_mut() = rest
+            .path
+            .parse()
+            .map_err(|e| Status::internal(format!("'{}' is not a path: {e}", rest.path)))?;
+        let headers = request.headers_mut();
+        *headers = super::grpc_call::headers(metadata.into_headers());
+        headers.remove("a2a-version");
+        if rest.body.is_none() {
+            headers.remove(header::CONTENT_TYPE);
+        } else {
+            let json = HeaderValue::from_static("application/json");
+            headers.insert(header::CONTENT_TYPE, json);
+        }
+        let served = super::handle_rest_read(self.state.clone(), &self.conn, request, placed);
+        match self.deadline {
+            Some(deadline) => {
+                (tokio::time::timeout_at(deadline, served).await).map_err(|_| past_deadline())
+            }
+            None => Ok(served.await),
+        }
+    }
+
+    /// A unary call: the REST answer read back as `A`.
+    async fn unary<Q, A: DeserializeOwned>(
+        &self,
+        request: tonic::Request<Q>,
+        rest: Rest,
+    ) -> Result<tonic::Response<A>, Status> {
+        let response = self.call(request, rest).await?;
+        let read = async {
+            let ok = response.status().is_success();
+            let answer = read_json(response.into_body()).await?;
+            answer_of::<A>(answer, ok)
+        };
+        let answer = match self.deadline {
+            Some(deadline) => {
+                (tokio::time::timeout_at(deadline, read).await).map_err(|_| past_deadline())??
+            }
+            None => read.await?,
+        };
+        Ok(tonic::Response::new(answer))
+    }
+
+    /// A streaming call: the REST stream's events, each a `StreamResponse`.
+    async fn streamed<Q>(
+        &self,
+        request: tonic::Request<Q>,
+        rest: Rest,
+    ) -> Result<tonic::Response<Answers<v03::StreamResponse>>, Status> {
+        let response = self.call(request, rest).await?;
+        if !super::relay::is_event_stream(response.headers()) {
+            let ok = response.status().is_success();
+            let answer = read_json(response.into_body()).await?;
+            let item = answer_of::<v03::StreamResponse>(answer, ok);
+            return Ok(tonic::Response::new(Box::pin(futures_util::stream::iter(
+                [item],
+            ))));
+        }
+        let events: Answers<v03::StreamResponse> = Box::pin(events(response.into_body()));
+        Ok(tonic::Response::new(match self.deadline {
+            Some(deadline) => bounded(events, deadline),
+            None => events,
+        }))
+    }
+}
+
+/// A whole REST answer: the message, or its `google.rpc.Status`.
+fn answer_of<A: DeserializeOwned>(answer: Value, ok: bool) -> Result<A, Status> {
+    if !ok || answer.get("error").is_some_and(Value::is_object) {
+        return Err(status_from_json(&answer).unwrap_or_else(|| {
+            status_for(
+                -32603,
+                format!("an answer that is not a status: {answer}"),
+                None,
+            )
+        }));
+    }
+    serde_json::from_value(answer).map_err(|e| {
+        let why = format!("the agent's answer is not a valid 0.3 message: {e}");
+        status_for(-32006, why, None)
+    })
+}
+
+/// The REST stream's whole SSE events, each a `StreamResponse` or the
+/// status that ends the stream.
+fn events(body: Body) -> impl Stream<Item = Result<v03::StreamResponse, Status>> + Send {
+    let start = Some((body, std::collections::VecDeque::new()));
+    futures_util::stream::unfold(start, |state| async move {
+        let (mut body, mut pending) = state?;
+        loop {
+            if let Some(item) = pending.pop_front() {
+                let next = match &item {
+                    Ok(_) => Some((body, pending)),
+                    Err(_) => None,
+                };
+                return Some((item, next));
+            }
+            match body.frame().await {
+                None => return None,
+                Some(Err(_)) => {
+                    let broken = status_for(-32053, "the agent's stream broke off".into(), None);
+                    return Some((Err(broken), None));
+                }
+                Some(Ok(frame)) => {
+                    if let Some(events) = frame.data_ref() {
+                        let _ = map_event_data::<std::convert::Infallible>(events, |data| {
+                            pending.push_back(match serde_json::from_slice::<Value>(data) {
+                                Ok(answer) => answer_of(answer, true),
+                                Err(e) => Err(status_for(
+                                    -32006,
+                                    format!("an event is not JSON: {e}"),
+                                    None,
+                                )),
+                            });
+                            Ok((None, Vec::new()))
+                        });
+                    }
+                }
+            }
+        }
+    })
+}
+
+type Stream03 = Answers<v03::StreamResponse>;
+
+#[tonic::async_trait]
+impl v03::a2a_service_server::A2aService for Front03 {
+    async fn send_message(
+        &self,
+        request: tonic::Request<v03::SendMessageRequest>,
+    ) -> Result<tonic::Response<v03::SendMessageResponse>, Status> {
+        let rest = Rest::new(Method::POST, "/v1/message:send".into()).with(request.get_ref())?;
+        self.unary(request, rest).await
+    }
+
+    type SendStreamingMessageStream = Stream03;
+
+    async fn send_streaming_message(
+        &self,
+        request: tonic::Request<v03::SendMessageRequest>,
+    ) -> Result<tonic::Response<Stream03>, Status> {
+        let rest = Rest::new(Method::POST, "/v1/message:stream".into()).with(request.get_ref())?;
+        self.streamed(request, rest).await
+    }
+
+    async fn get_task(
+        &self,
+        request: tonic::Request<v03::GetTaskRequest>,
+    ) -> Result<tonic::Response<v03::Task>, Status> {
+        let asked = request.get_ref();
+        let mut path = format!("/v1/tasks/{}", task_of(&asked.name, "name")?);
+        if asked.history_length > 0 {
+            path.push_str(&format!("?historyLength={}", asked.history_length));
+        }
+        self.unary(request, Rest::new(Method::GET, path)).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: tonic::Request<v03::CancelTaskRequest>,
+    ) -> Result<tonic::Response<v03::Task>, Status> {
+        let path = format!(
+            "/v1/tasks/{}:cancel",
+            task_of(&request.get_ref().name, "name")?
+        );
+        self.unary(request, Rest::new(Method::POST, path)).await
+    }
+
+    type TaskSubscriptionStream = Stream03;
+
+    async fn task_subscription(
+        &self,
+        request: tonic::Request<v03::TaskSubscriptionRequest>,
+    ) -> Result<tonic::Response<Stream03>, Status> {
+        let path = format!(
+            "/v1/tasks/{}:subscribe",
+            task_of(&request.get_ref().name, "name")?
+        );
+        self.streamed(request, Rest::new(Method::GET, path)).await
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: tonic::Request<v03::CreateTaskPushNotificationConfigRequest>,
+    ) -> Result<tonic::Response<v03::TaskPushNotificationConfig>, Status> {
+        let task = task_of(&request.get_ref().parent, "parent")?;
+        let path = format!("/v1/tasks/{task}/pushNotificationConfigs");
+        let rest = Rest::new(Method::POST, path).with(request.get_ref())?;
+        self.unary(request, rest).await
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: tonic::Request<v03::GetTaskPushNotificationConfigRequest>,
+    ) -> Result<tonic::Response<v03::TaskPushNotificationConfig>, Status> {
+        let (task, config) = config_of(&request.get_ref().name)?;
+        let path = format!("/v1/tasks/{task}/pushNotificationConfigs/{config}");
+        self.unary(request, Rest::new(Method::GET, path)).await
+    }
+
+    async fn list_task_push_notification_config(
+        &self,
+        request: tonic::Request<v03::ListTaskPushNotificationConfigRequest>,
+    ) -> Result<tonic::Response<v03::ListTaskPushNotificationConfigResponse>, Status> {
+        let task = task_of(&request.get_ref().parent, "parent")?;
+        let path = format!("/v1/tasks/{task}/pushNotificationConfigs");
+        self.unary(request, Rest::new(Method::GET, path)).await
+    }
+
+    async fn get_agent_card(
+        &self,
+        request: tonic::Request<v03::GetAgentCardRequest>,
+    ) -> Result<tonic::Response<v03::AgentCard>, Status> {
+        self.unary(request, Rest::new(Method::GET, "/v1/card".into()))
+            .await
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: tonic::Request<v03::DeleteTaskPushNotificationConfigRequest>,
+    ) -> Result<tonic::Response<pbjson_types::Empty>, Status> {
+        let (task, config) = config_of(&request.get_ref().name)?;
+        let path = format!("/v1/tasks/{task}/pushNotificationConfigs/{config}");
+        self.unary::<_, Value>(request, Rest::new(Method::DELETE, path))
+            .await?;
+        Ok(tonic::Response::new(pbjson_types::Empty::default()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_names_become_path_segments() {
+        assert_eq!(task_of("tasks/t 1", "name").unwrap(), "t%201");
+        assert!(task_of("task/t", "name").is_err());
+        assert!(task_of("tasks/", "name").is_err());
+        assert!(task_of("tasks/a/b", "name").is_err());
+        assert_eq!(
+            config_of("tasks/t/pushNotificationConfigs/c").unwrap(),
+            ("t".to_string(), "c".to_string())
+        );
+        assert!(config_of("tasks/t/pushNotificationConfigs").is_err());
+    }
+
+    #[test]
+    fn a_rest_status_is_the_grpc_status() {
+        use tonic_types::StatusExt;
+        let status = serde_json::json!({"error": {"code": 404, "status": "NOT_FOUND",
+            "message": "no task t", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "TASK_NOT_FOUND", "domain": "a2a-protocol.org", "metadata": {"id": "t"}}]}});
+        let said = answer_of::<v03::Task>(status, false).unwrap_err();
+        assert_eq!(said.code(), tonic::Code::NotFound);
+        assert_eq!(said.message(), "no task t");
+        let info = said.get_details_error_info().unwrap();
+        assert_eq!(info.reason, "TASK_NOT_FOUND");
+        assert_eq!(info.metadata.get("id").map(String::as_str), Some("t"));
+    }
+}

@@ -1,0 +1,120 @@
+//! What every gRPC call brings in its metadata: the headers it is said
+//! with on its way through the gateway, and its deadline (`grpc-timeout`),
+//! which bounds the whole call, a stream included.
+
+use futures_util::Stream;
+use http::{header, HeaderMap, HeaderValue};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tonic::Status;
+
+use super::grpc_status::status_for;
+use crate::http::body::Body;
+
+/// An answer on its way back is read whole up to this size.
+pub(super) const MAX_ANSWER: usize = super::whole::MAX_ANSWER;
+
+/// The deadline a call's `grpc-timeout` sets (`None`: none sent): up to
+/// 8 digits and a unit, `H`, `M`, `S`, `m` (ms), `u` (µs) or `n` (ns).
+pub(super) fn deadline(headers: &HeaderMap) -> Result<Option<tokio::time::Instant>, String> {
+    let Some(value) = headers.get("grpc-timeout") else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or("");
+    let bad = || {
+        format!(
+            "grpc-timeout '{}' is not 1 to 8 digits and a unit (H, M, S, m, u, n)",
+            text.escape_default()
+        )
+    };
+    let split = text
+        .len()
+        .checked_sub(1)
+        .filter(|&n| (1..=8).contains(&n))
+        .ok_or_else(bad)?;
+    let (digits, unit) = text.split_at(split);
+    let amount: u64 = (digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+        .ok_or_else(bad)?;
+    let within = match unit {
+        "H" => std::time::Duration::from_secs(amount * 3600),
+        "M" => std::time::Duration::from_secs(amount * 60),
+        "S" => std::time::Duration::from_secs(amount),
+        "m" => std::time::Duration::from_millis(amount),
+        "u" => std::time::Duration::from_micros(amount),
+        "n" => std::time::Duration::from_nanos(amount),
+        _ => return Err(bad()),
+    };
+    Ok(Some(tokio::time::Instant::now() + within))
+}
+
+/// The status of a call past its client's deadline.
+pub(super) fn past_deadline() -> Status {
+    Status::deadline_exceeded("the call's grpc-timeout passed before its answer was whole")
+}
+
+/// The call's headers from its metadata: what is gRPC's own goes, the
+/// rest (credentials, `a2a-version`, `a2a-extensions`, `a2a-skill`,
+/// `traceparent`, …) is kept as a JSON-RPC call's headers would be.
+pub(super) fn headers(mut headers: HeaderMap) -> HeaderMap {
+    let grpc: Vec<_> = (headers.keys())
+        .filter(|name| name.as_str().starts_with("grpc-") || *name == header::TE)
+        .cloned()
+        .collect();
+    for name in grpc {
+        headers.remove(name);
+    }
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers
+}
+
+/// A stream that ends with DEADLINE_EXCEEDED at `deadline`.
+pub(super) fn bounded<T: Send + 'static>(
+    events: Answers<T>,
+    deadline: tokio::time::Instant,
+) -> Answers<T> {
+    use futures_util::StreamExt;
+    Box::pin(futures_util::stream::unfold(
+        Some(events),
+        move |events| async move {
+            let mut events = events?;
+            tokio::select! {
+                item = events.next() => item.map(|item| (item, Some(events))),
+                _ = tokio::time::sleep_until(deadline) => Some((Err(past_deadline()), None)),
+            }
+        },
+    ))
+}
+
+/// A server stream's answers.
+pub(super) type Answers<T> = std::pin::Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// An answer's JSON, read whole (bounded); empty is `{}` (an Empty).
+pub(super) async fn read_json(mut body: Body) -> Result<Value, Status> {
+    let mut bytes = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(status_for(
+                -32052,
+                "the agent's answer broke off".into(),
+                None,
+            ));
+        };
+        if let Some(data) = frame.data_ref() {
+            if bytes.len() + data.len() > MAX_ANSWER {
+                let why = format!("the agent's answer is over {MAX_ANSWER} bytes");
+                return Err(status_for(-32052, why, None));
+            }
+            bytes.extend_from_slice(data);
+        }
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| status_for(-32006, format!("the agent's answer is not JSON: {e}"), None))
+}
