@@ -36,7 +36,8 @@ async fn a_json_rpc_1_0_client_reaches_a_grpc_only_agent() {
     let agent = MockGrpcAgent::start().await;
     let gw = TestGateway::start(&[("agent", &agent.url())], "").await;
     let call = rpc(json!(41), "SendMessage", send10("hi"));
-    let reply = client::post_json(&gw.url(), call, &[V1, ("x-note", "kept")]).await;
+    let headers = [V1, ("x-note", "kept"), ("grpc-encoding", "gzip")];
+    let reply = client::post_json(&gw.url(), call, &headers).await;
     assert_eq!(reply.status, 200, "{}", reply.text());
     let v = reply.json();
     assert_eq!(v["id"], 41, "{v}");

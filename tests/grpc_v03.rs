@@ -207,3 +207,58 @@ async fn clients_of_every_binding_reach_a_0_3_grpc_only_agent() {
         .json();
     assert_eq!(v["error"]["code"], -32004, "{v}");
 }
+
+#[tokio::test]
+async fn a2a_agent_metadata_names_the_agent_in_either_version() {
+    let a = MockAgent::start(Mode::Normal).await;
+    let b = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("a", &a.url()), ("b", &b.url())], "").await;
+    let calls = |m: &MockAgent| {
+        m.requests()
+            .into_iter()
+            .filter(|r| !r.is_card_fetch())
+            .count()
+    };
+    let mut request = tonic::Request::new(send03("hi"));
+    request
+        .metadata_mut()
+        .insert("a2a-agent", "b".parse().unwrap());
+    client03(&gw)
+        .await
+        .send_message(request)
+        .await
+        .expect("answered");
+    assert_eq!((calls(&a), calls(&b)), (0, 1), "b was named");
+    let sent = b
+        .requests()
+        .into_iter()
+        .rfind(|r| !r.is_card_fetch())
+        .unwrap();
+    assert!(
+        sent.header("a2a-agent").is_none(),
+        "the gateway's own metadata stays here"
+    );
+
+    let mut request = tonic::Request::new(a2a_gateway::a2a::grpc::v1::GetTaskRequest {
+        id: "t-1".into(),
+        ..Default::default()
+    });
+    request
+        .metadata_mut()
+        .insert("a2a-agent", "a".parse().unwrap());
+    let mut v1 = a2a_gateway::a2a::grpc::v1::a2a_service_client::A2aServiceClient::connect(
+        format!("http://{}", gw.addr()),
+    )
+    .await
+    .unwrap();
+    v1.get_task(request).await.expect("answered");
+    assert_eq!((calls(&a), calls(&b)), (1, 1), "a was named");
+
+    let mut request = tonic::Request::new(send03("hi"));
+    request
+        .metadata_mut()
+        .insert("a2a-agent", "nobody".parse().unwrap());
+    let unknown = client03(&gw).await.send_message(request).await.unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound);
+    assert!(unknown.message().contains("nobody"), "{unknown:?}");
+}

@@ -109,12 +109,14 @@ impl Front {
         let (metadata, _, message) = request.into_parts();
         let mut params = serde_json::to_value(&message)
             .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
-        let agent = agent_named(&self.state, &mut params)?;
+        let mut metadata = metadata.into_headers();
+        let by_metadata = super::grpc_call::agent_in(&self.state, &mut metadata)?;
+        let agent = agent_named(&self.state, &mut params)?.or(by_metadata);
         let call =
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let mut request = Request::new(Bytes::from(call.to_string()));
         let headers = request.headers_mut();
-        *headers = super::grpc_call::headers(metadata.into_headers());
+        *headers = super::grpc_call::headers(metadata);
         // A gRPC call to this service is a 1.0 call, said or not.
         let v1 = http::HeaderValue::from_static("1.0");
         (headers.entry("a2a-version")).or_insert(v1);

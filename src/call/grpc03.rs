@@ -7,8 +7,8 @@
 //! `crate::bridge::v03_rest`), and its REST answer is read back into the
 //! RPC's answer message; a `google.rpc.Status` becomes the gRPC status,
 //! its ErrorInfo kept. Streams are the REST stream's events, one message
-//! each. 0.3 has no tenant: a 0.3 gRPC call cannot name an agent, and is
-//! routed as a call to the gateway's root is.
+//! each. 0.3 has no tenant: a 0.3 gRPC call names an agent only by the
+//! `a2a-agent` metadata; else it is routed as a call to the root is.
 
 use std::sync::Arc;
 
@@ -137,8 +137,10 @@ impl Front03 {
             .path
             .parse()
             .map_err(|e| Status::internal(format!("'{}' is not a path: {e}", rest.path)))?;
+        let mut metadata = metadata.into_headers();
+        let agent = super::grpc_call::agent_in(&self.state, &mut metadata)?;
         let headers = request.headers_mut();
-        *headers = super::grpc_call::headers(metadata.into_headers());
+        *headers = super::grpc_call::headers(metadata);
         headers.remove("a2a-version");
         if rest.body.is_none() {
             headers.remove(header::CONTENT_TYPE);
@@ -146,7 +148,8 @@ impl Front03 {
             let json = HeaderValue::from_static("application/json");
             headers.insert(header::CONTENT_TYPE, json);
         }
-        let served = super::handle_rest_read(self.state.clone(), &self.conn, request, placed);
+        let served =
+            super::handle_rest_read(self.state.clone(), &self.conn, request, agent, placed);
         match self.deadline {
             Some(deadline) => {
                 (tokio::time::timeout_at(deadline, served).await).map_err(|_| past_deadline())

@@ -63,6 +63,15 @@ pub(super) fn call(
     let (rpc_name, message) = request(version, family, params).map_err(refused)?;
     crate::bridge::headers::for_agent(&mut parts.headers, version);
     let headers = &mut parts.headers;
+    // gRPC's own metadata is the gateway's to say to the agent, not the
+    // client's (`grpc-timeout`, `grpc-encoding`, ...).
+    let grpc: Vec<_> = (headers.keys())
+        .filter(|name| name.as_str().starts_with("grpc-"))
+        .cloned()
+        .collect();
+    for name in grpc {
+        headers.remove(name);
+    }
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/grpc"),

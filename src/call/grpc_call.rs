@@ -10,6 +10,32 @@ use tonic::Status;
 
 use super::grpc_status::status_for;
 use crate::http::body::Body;
+use crate::state::AppState;
+
+/// The metadata that names the agent a call is for, as the path
+/// `/agents/{name}` does for the other bindings: for clients that can set
+/// metadata, and the only way a 0.3 gRPC call (no tenant) can name one.
+pub(super) const AGENT: &str = "a2a-agent";
+
+/// The agent the call's `a2a-agent` metadata names, taken out of it
+/// (`None`: none named). A name no agent has is NOT_FOUND.
+pub(super) fn agent_in(state: &AppState, headers: &mut HeaderMap) -> Result<Option<usize>, Status> {
+    let Some(value) = headers.remove(AGENT) else {
+        return Ok(None);
+    };
+    let name = value.to_str().unwrap_or("");
+    match state.router.index(name) {
+        Some(index) => Ok(Some(index)),
+        None => {
+            let name: String = name.chars().take(128).collect();
+            let why = format!(
+                "{AGENT} '{}': no agent here has that name",
+                name.escape_default()
+            );
+            Err(Status::not_found(why))
+        }
+    }
+}
 
 /// An answer on its way back is read whole up to this size.
 pub(super) const MAX_ANSWER: usize = super::whole::MAX_ANSWER;

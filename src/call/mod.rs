@@ -146,10 +146,11 @@ async fn handle_rest_read(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<Bytes>,
+    agent: Option<usize>,
     placed: crate::a2a::rest::Placed,
 ) -> Response<Body> {
     let request = request.map(Sent::Read);
-    serve(state, conn, request, None, Arrived::Rest(placed)).await
+    serve(state, conn, request, agent, Arrived::Rest(placed)).await
 }
 
 /// Handles an HTTP+JSON call that `crate::a2a::rest::place` placed.
