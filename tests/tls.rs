@@ -176,6 +176,8 @@ impl Drop for Conn {
 struct Answer {
     status: StatusCode,
     version: Version,
+    /// The head's headers, and the trailers after them (gRPC's status).
+    headers: http::HeaderMap,
     body: Bytes,
 }
 
@@ -252,22 +254,33 @@ impl Conn {
 
     /// A JSON-RPC POST on this connection.
     async fn post(&mut self, body: &str) -> Result<Answer, String> {
+        let json = [("content-type", "application/json")];
+        self.post_to("/", &json, Bytes::from(body.to_string()))
+            .await
+    }
+
+    /// A POST of `body` to `path` with these headers.
+    async fn post_to(
+        &mut self,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Bytes,
+    ) -> Result<Answer, String> {
         let (uri, version) = match self.sender {
-            Sender::H1(_) => ("/".to_string(), Version::HTTP_11),
+            Sender::H1(_) => (path.to_string(), Version::HTTP_11),
             Sender::H2(_) => (
-                format!("https://localhost:{}/", self.addr.port()),
+                format!("https://localhost:{}{path}", self.addr.port()),
                 Version::HTTP_2,
             ),
         };
-        let mut request = Request::post(uri)
-            .version(version)
-            .header("content-type", "application/json");
+        let mut request = Request::post(uri).version(version);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         if version == Version::HTTP_11 {
             request = request.header("host", format!("localhost:{}", self.addr.port()));
         }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_string())))
-            .unwrap();
+        let request = request.body(Full::new(body)).unwrap();
         let exchange = async {
             let response = match &mut self.sender {
                 Sender::H1(s) => {
@@ -281,15 +294,16 @@ impl Conn {
             }
             .map_err(|e| format!("request: {e}"))?;
             let (parts, body) = response.into_parts();
-            let body = body
-                .collect()
-                .await
-                .map_err(|e| format!("body: {e}"))?
-                .to_bytes();
+            let collected = body.collect().await.map_err(|e| format!("body: {e}"))?;
+            let mut headers = parts.headers;
+            if let Some(trailers) = collected.trailers() {
+                headers.extend(trailers.clone());
+            }
             Ok(Answer {
                 status: parts.status,
                 version: parts.version,
-                body,
+                headers,
+                body: collected.to_bytes(),
             })
         };
         tokio::time::timeout(WAIT, exchange)
@@ -336,6 +350,77 @@ async fn gateway_with_header_timeout(
 }
 
 // ------------------------------------------------------------------ tests
+
+#[tokio::test]
+async fn grpc_over_tls_is_told_apart_by_alpn_h2() {
+    use a2a_gateway::a2a::grpc::v1;
+    use prost::Message as _;
+    let ca = Ca::new("Test CA");
+    let files = Files::new("grpc-tls", &ca.server("gateway", 1));
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = gateway(&agent, &files.section(None, None, "1h")).await;
+    let mut conn = Conn::open(gw.addr(), &ClientSetup::new(&ca).alpn(&[b"h2"]))
+        .await
+        .expect("h2 by ALPN");
+    assert_eq!(conn.alpn.as_deref(), Some(&b"h2"[..]));
+    let request = v1::SendMessageRequest {
+        message: Some(v1::Message {
+            message_id: "m-1".into(),
+            role: v1::Role::User as i32,
+            parts: vec![v1::Part {
+                content: Some(v1::part::Content::Text("over TLS".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let message = request.encode_to_vec();
+    let mut framed = vec![0];
+    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    framed.extend_from_slice(&message);
+    let grpc = [("content-type", "application/grpc"), ("te", "trailers")];
+    let path = "/lf.a2a.v1.A2AService/SendMessage";
+    let answer = conn
+        .post_to(path, &grpc, Bytes::from(framed))
+        .await
+        .unwrap();
+    assert_eq!(answer.status, StatusCode::OK);
+    let status = answer
+        .headers
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok());
+    assert_eq!(status, Some("0"), "{:?}", answer.headers);
+    let reply = v1::SendMessageResponse::decode(&answer.body[5..]).expect("one message");
+    assert!(
+        matches!(
+            reply.payload,
+            Some(v1::send_message_response::Payload::Task(_))
+        ),
+        "{reply:?}"
+    );
+    let call = (agent.requests().into_iter())
+        .rfind(|r| !r.is_card_fetch())
+        .unwrap();
+    assert_eq!(
+        call.json()["params"]["message"]["parts"][0]["text"],
+        "over TLS"
+    );
+
+    // Over HTTP/1.1 by ALPN: a gRPC status saying HTTP/2 is needed.
+    let mut conn = Conn::open(gw.addr(), &ClientSetup::new(&ca).alpn(&[b"http/1.1"]))
+        .await
+        .unwrap();
+    let answer = conn
+        .post_to(path, &grpc, Bytes::from_static(b"\0\0\0\0\0"))
+        .await
+        .unwrap();
+    let status = answer
+        .headers
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok());
+    assert_eq!(status, Some("3"), "{:?}", answer.headers);
+}
 
 #[tokio::test]
 async fn json_rpc_over_tls_with_http11_and_h2_reaches_the_agent() {

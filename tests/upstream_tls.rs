@@ -267,3 +267,28 @@ async fn a_reload_picks_up_a_changed_ca_file() {
     let reply = send_one(&gw, "reload-2").await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
 }
+
+#[tokio::test]
+async fn a_grpc_agent_over_tls_is_verified_against_the_agents_ca() {
+    let (ca, _dir, ca_file) = agents_ca("grpc-agent");
+    let tls = agent_tls(&ca.server("agent", 1), &[b"h2"], None);
+    let agent = support::mock_grpc::MockGrpcAgent::start_tls(tls).await;
+    let send = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+    let v10 = [("a2a-version", "1.0")];
+    let config = gateway_config(&agent.url(), "", &ca_line(&ca_file));
+    let gw = TestGateway::from_toml(&config).await;
+    let reply = client::post_json(&gw.url(), send, &v10).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let v = reply.json();
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v}"
+    );
+    assert_eq!(agent.calls().len(), 1, "over TLS, h2 by ALPN");
+
+    // Without the agents' CA: Mozilla's roots do not know it.
+    let gw = TestGateway::from_toml(&gateway_config(&agent.url(), "", "")).await;
+    let reply = client::post_json(&gw.url(), send, &v10).await;
+    assert_eq!(reply.status, 502, "{}", reply.text());
+    assert_eq!(agent.calls().len(), 1, "nothing reached it");
+}

@@ -480,14 +480,11 @@ mod tests {
         assert_eq!(c.upstreams[0].url.scheme_str(), Some("https"));
         assert!(!c.upstreams[0].tls.is_configured());
 
-        // TLS settings for an upstream that never speaks TLS are a mistake...
-        let got = errors("[[upstreams]]\nname = \"a\"\nurl = \"http://h:1\"\n[upstreams.tls]\nserver_name = \"h\"\n");
-        assert_eq!(got.len(), 1, "{got:?}");
-        assert_eq!(got[0].0, "upstreams[0].tls");
-        assert!(
-            got[0].1.contains("none of this upstream's URLs is https"),
-            "{got:?}"
-        );
+        // TLS settings for an upstream whose URLs are http:// stand: its
+        // card may name a gRPC interface over TLS.
+        let c = load_str("[[upstreams]]\nname = \"a\"\nurl = \"http://h:1\"\n[upstreams.tls]\nserver_name = \"h\"\n")
+            .unwrap();
+        assert!(c.upstreams[0].tls.is_configured());
         // (an empty section is no settings)...
         load_str("[[upstreams]]\nname = \"a\"\nurl = \"http://h:1\"\n[upstreams.tls]\n").unwrap();
         // ...unless the card is fetched over https.

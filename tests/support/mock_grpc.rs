@@ -66,11 +66,51 @@ impl MockGrpcAgent {
                 .serve_with_incoming(incoming)
                 .await;
         });
+        Self::with_card(grpc.to_string(), shared, server).await
+    }
+
+    /// The same agent over TLS (h2 by ALPN, as `tls` offers); its card
+    /// names it `https://localhost:PORT`.
+    pub async fn start_tls(tls: Arc<rustls::ServerConfig>) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared::default());
+        let service = A2aServiceServer::new(Agent(shared.clone()));
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+        let server = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, service) = (acceptor.clone(), service.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let io = hyper_util::rt::TokioIo::new(tls);
+                    let service = hyper_util::service::TowerToHyperService::new(service);
+                    let builder = hyper::server::conn::http2::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    );
+                    let _ = builder.serve_connection(io, service).await;
+                });
+            }
+        });
+        Self::with_card(format!("https://localhost:{port}"), shared, server).await
+    }
+
+    async fn with_card(
+        url: String,
+        shared: Arc<Shared>,
+        server: tokio::task::JoinHandle<()>,
+    ) -> Self {
+        let grpc = url
+            .trim_start_matches("https://")
+            .replace("localhost", "127.0.0.1")
+            .parse()
+            .unwrap();
         let card = MockAgent::start(Mode::Normal).await;
         card.set_card(Some(json!({
             "name": "grpc-only", "description": "a gRPC-only agent", "version": "1",
             "supportedInterfaces": [
-                {"url": grpc.to_string(), "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+                {"url": url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}
             ],
             "capabilities": {"streaming": true},
             "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],

@@ -72,12 +72,7 @@ impl Checker {
         let identity_header =
             self.identity_header(&at("identity_header"), u.identity_header.as_deref());
         let skills = self.skills(&at("skills"), u.skills);
-        let tls = self.upstream_tls(
-            &at("tls"),
-            u.tls.as_ref(),
-            urls.as_deref(),
-            card_url.as_ref(),
-        );
+        let tls = self.upstream_tls(&at("tls"), u.tls.as_ref());
         let headers = self.upstream_headers(&at("headers"), &u.headers);
         let protocol_versions =
             self.protocol_versions(&at("protocol_versions"), u.protocol_versions.as_deref());
@@ -194,30 +189,19 @@ impl Checker {
         }
     }
 
-    /// `[upstreams.tls]`: built when given, the shared default otherwise; a
-    /// section for an upstream with no `https://` URL is a mistake.
+    /// `[upstreams.tls]`: built when given, the shared default otherwise.
+    /// Set for an upstream whose URLs are all `http://`, it still applies:
+    /// to the gRPC interface its card may name over TLS (`https://` or
+    /// `grpcs://`, `crate::call::grpc_agent`).
     pub(super) fn upstream_tls(
         &mut self,
         path: &str,
         section: Option<&crate::tls::upstream::UpstreamTlsSection>,
-        urls: Option<&[Uri]>,
-        card_url: Option<&Option<Uri>>,
     ) -> Option<crate::tls::upstream::UpstreamTls> {
         use crate::tls::upstream;
         let Some(section) = section.filter(|s| !s.is_empty()) else {
             return self.sub_settings(path, upstream::default_settings());
         };
-        let https = |u: &Uri| u.scheme_str() == Some("https");
-        let any_https = urls.is_some_and(|urls| urls.iter().any(https))
-            || matches!(card_url, Some(Some(u)) if https(u));
-        // Only said when every URL parsed: a bad URL has its own error.
-        let all_parsed = urls.is_some() && !matches!(card_url, Some(None));
-        if all_parsed && !any_https {
-            self.err(
-                path,
-                "is set, but none of this upstream's URLs is https:// (TLS settings would never be used)",
-            );
-        }
         self.sub_settings(path, upstream::settings(section))
     }
 
