@@ -18,6 +18,13 @@
 //! card offers JSON-RPC 1.0 at `/` and HTTP+JSON 1.0 at `/rest`, and it
 //! answers `SendMessage` and `POST /rest/message:send` alike (bench/rest.sh).
 //!
+//! `serve PORT --grpc` is the agent in A2A 1.0 with a gRPC interface too:
+//! its card offers gRPC 1.0 at `127.0.0.1:PORT` (the same port, h2c) and
+//! JSON-RPC 1.0 at `/`, and it answers the gRPC `SendMessage` (the same
+//! task, as protobuf) like `SendMessage` (bench/grpc.sh). `grpc-body IN
+//! OUT [TENANT]` writes IN's JSON-RPC 1.0 params as a framed gRPC
+//! `SendMessageRequest` (with the tenant, when given).
+//!
 //! `serve PORT --fleet N` serves N agents instead, on PORT … PORT+N-1, each
 //! with skills of its own (translate, travel, weather, …; see `THEMES`) and
 //! answering `message/send` with `"<skill id>: …"` instead of `"echo: …"`,
@@ -63,6 +70,7 @@ fn main() {
         Some("rate") | Some("sse") | Some("idle") => client::main(&args[0], &args[1..]),
         Some("secrets") => secrets::main(&args[1..]),
         Some("sink") => otlp_sink::main(&args[1..]),
+        Some("grpc-body") => grpc_body(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             2
@@ -74,9 +82,10 @@ fn main() {
 fn serve_main(args: &[String]) -> i32 {
     let port = args.first().and_then(|p| p.parse::<u16>().ok());
     let rest = args.get(1).is_some_and(|a| a == "--rest");
+    let grpc = args.get(1).is_some_and(|a| a == "--grpc");
     let fleet = match args.get(1..) {
         Some([]) | None => Some(None),
-        Some([flag]) if flag == "--rest" => Some(None),
+        Some([flag]) if flag == "--rest" || flag == "--grpc" => Some(None),
         Some([flag, n]) if flag == "--fleet" => n
             .parse::<usize>()
             .ok()
@@ -86,7 +95,7 @@ fn serve_main(args: &[String]) -> i32 {
     };
     let (Some(port), Some(fleet)) = (port, fleet) else {
         eprintln!(
-            "usage: bench-upstream serve PORT [--rest | --fleet N]   (N: 1 to {})",
+            "usage: bench-upstream serve PORT [--rest | --grpc | --fleet N]   (N: 1 to {})",
             THEMES.len()
         );
         return 2;
@@ -124,10 +133,11 @@ fn serve_main(args: &[String]) -> i32 {
                     return 1;
                 }
             };
-            let card = match (theme, rest) {
-                (Some(t), _) => themed_card(port, t),
-                (None, true) => card_1_0(port),
-                (None, false) => card(port),
+            let card = match (theme, rest, grpc) {
+                (Some(t), _, _) => themed_card(port, t),
+                (None, true, _) => card_1_0(port),
+                (None, _, true) => card_grpc(port),
+                (None, false, false) => card(port),
             };
             let mock = Arc::new(Mock {
                 card: Bytes::from(card),
@@ -257,7 +267,54 @@ impl Mock {
         )
     }
 
+    /// A gRPC `SendMessage`: the 1.0 task as protobuf, status in trailers.
+    async fn grpc(&self, req: Request<Incoming>) -> Response<Body> {
+        use a2a_gateway::a2a::grpc::v1;
+        use prost::Message as _;
+        let body = req.into_body().collect().await.map(|b| b.to_bytes());
+        let asked = match body {
+            Ok(b) if b.len() >= 5 => v1::SendMessageRequest::decode(&b[5..]).ok(),
+            _ => None,
+        };
+        let Some(asked) = asked else {
+            return grpc_answer(Bytes::new(), "3");
+        };
+        let text = (asked.message.iter().flat_map(|m| m.parts.iter()))
+            .find_map(|p| match &p.content {
+                Some(v1::part::Content::Text(t)) => Some(t.chars().take(32).collect::<String>()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let n = self.next_task.fetch_add(1, Ordering::Relaxed);
+        let task = v1::Task {
+            id: format!("bench-task-{n}"),
+            context_id: format!("bench-ctx-{n}"),
+            status: Some(v1::TaskStatus {
+                state: v1::TaskState::Completed as i32,
+                ..Default::default()
+            }),
+            artifacts: vec![v1::Artifact {
+                artifact_id: "answer".into(),
+                parts: vec![v1::Part {
+                    content: Some(v1::part::Content::Text(format!("{}: {text}", self.answer_prefix))),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let answer = v1::SendMessageResponse {
+            payload: Some(v1::send_message_response::Payload::Task(task)),
+        };
+        grpc_answer(framed(&answer.encode_to_vec()), "0")
+    }
+
     async fn handle(&self, req: Request<Incoming>) -> Response<Body> {
+        let grpc = (req.headers().get(header::CONTENT_TYPE))
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+        if grpc {
+            return self.grpc(req).await;
+        }
         let path = req.uri().path();
         let rest_send = path.ends_with("/rest/message:send");
         if req.method() == Method::GET {
@@ -351,6 +408,65 @@ impl Mock {
     }
 }
 
+/// One gRPC message's framing.
+fn framed(message: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(message.len() + 5);
+    out.push(0);
+    out.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    out.extend_from_slice(message);
+    Bytes::from(out)
+}
+
+/// A gRPC answer: `message` (framed, maybe empty), then `grpc-status`.
+fn grpc_answer(message: Bytes, status: &'static str) -> Response<Body> {
+    let mut trailers = http::HeaderMap::new();
+    trailers.insert("grpc-status", HeaderValue::from_static(status));
+    let mut frames: Vec<Result<Frame<Bytes>, Infallible>> = Vec::new();
+    if !message.is_empty() {
+        frames.push(Ok(Frame::data(message)));
+    }
+    frames.push(Ok(Frame::trailers(trailers)));
+    let mut r = Response::new(StreamBody::new(stream::iter(frames)).boxed_unsync());
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/grpc"),
+    );
+    r
+}
+
+/// `grpc-body IN OUT [TENANT]`: IN's JSON-RPC 1.0 `SendMessage` params as
+/// a framed gRPC `SendMessageRequest`.
+fn grpc_body(args: &[String]) -> i32 {
+    use a2a_gateway::a2a::grpc::v1;
+    use prost::Message as _;
+    let [input, out, rest @ ..] = args else {
+        eprintln!("usage: bench-upstream grpc-body IN OUT [TENANT]");
+        return 2;
+    };
+    let read = std::fs::read(input).map_err(|e| e.to_string());
+    let call = read.and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|e| e.to_string()));
+    let asked = call.and_then(|c| {
+        serde_json::from_value::<v1::SendMessageRequest>(c["params"].clone()).map_err(|e| e.to_string())
+    });
+    let mut asked = match asked {
+        Ok(asked) => asked,
+        Err(e) => {
+            eprintln!("grpc-body: {input}: {e}");
+            return 1;
+        }
+    };
+    if let Some(tenant) = rest.first() {
+        asked.tenant = tenant.clone();
+    }
+    match std::fs::write(out, framed(&asked.encode_to_vec())) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("grpc-body: {out}: {e}");
+            1
+        }
+    }
+}
+
 fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Body> {
     let mut r = Response::new(Full::new(body).boxed_unsync());
     *r.status_mut() = status;
@@ -415,6 +531,14 @@ fn card(port: u16) -> String {
 fn card_1_0(port: u16) -> String {
     format!(
         r#"{{"name":"Bench Agent","description":"A fast mock A2A agent for benchmarks, on two bindings.","supportedInterfaces":[{{"url":"http://127.0.0.1:{port}/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}},{{"url":"http://127.0.0.1:{port}/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}}],"version":"1.0.0","capabilities":{{"streaming":true}},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{{"id":"echo","name":"Echo","description":"Echoes the first words of a message back as a completed task.","tags":["echo","bench"]}}]}}"#
+    )
+}
+
+/// The bench agent's card with gRPC (`serve --grpc`): gRPC 1.0 on this
+/// port (h2c), and JSON-RPC 1.0.
+fn card_grpc(port: u16) -> String {
+    format!(
+        r#"{{"name":"Bench Agent","description":"A fast mock A2A agent for benchmarks, on gRPC and JSON-RPC.","supportedInterfaces":[{{"url":"127.0.0.1:{port}","protocolBinding":"GRPC","protocolVersion":"1.0"}},{{"url":"http://127.0.0.1:{port}/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}}],"version":"1.0.0","capabilities":{{"streaming":true}},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{{"id":"echo","name":"Echo","description":"Echoes the first words of a message back as a completed task.","tags":["echo","bench"]}}]}}"#
     )
 }
 
