@@ -296,7 +296,10 @@ impl Mock {
             artifacts: vec![v1::Artifact {
                 artifact_id: "answer".into(),
                 parts: vec![v1::Part {
-                    content: Some(v1::part::Content::Text(format!("{}: {text}", self.answer_prefix))),
+                    content: Some(v1::part::Content::Text(format!(
+                        "{}: {text}",
+                        self.answer_prefix
+                    ))),
                     ..Default::default()
                 }],
                 ..Default::default()
@@ -444,9 +447,11 @@ fn grpc_body(args: &[String]) -> i32 {
         return 2;
     };
     let read = std::fs::read(input).map_err(|e| e.to_string());
-    let call = read.and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|e| e.to_string()));
+    let call = read
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|e| e.to_string()));
     let asked = call.and_then(|c| {
-        serde_json::from_value::<v1::SendMessageRequest>(c["params"].clone()).map_err(|e| e.to_string())
+        serde_json::from_value::<v1::SendMessageRequest>(c["params"].clone())
+            .map_err(|e| e.to_string())
     });
     let mut asked = match asked {
         Ok(asked) => asked,

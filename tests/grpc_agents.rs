@@ -210,6 +210,22 @@ async fn a_grpc_client_reaches_a_grpc_only_agent() {
     assert_eq!(missing.code(), tonic::Code::NotFound);
     let reason = missing.get_details_error_info().map(|i| i.reason);
     assert_eq!(reason.as_deref(), Some("TASK_NOT_FOUND"));
+    assert_eq!(
+        missing.message(),
+        "no task nobody",
+        "the agent's own status"
+    );
+    // The task the agent made is known to be its own: a follow-up through
+    // the fleet finds it (learned from the passed-through answer).
+    let got = client
+        .get_task(v1::GetTaskRequest {
+            id: task.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.id, task.id);
     let mut stream = client
         .send_streaming_message(request)
         .await
@@ -314,4 +330,50 @@ async fn an_agents_own_card_names_it_in_the_grpc_tenant_and_calls_echo_it() {
         .unwrap_err();
     assert_eq!(unknown.code(), tonic::Code::NotFound);
     assert!(unknown.message().contains("nobody"), "{unknown:?}");
+}
+
+#[tokio::test]
+async fn a_passed_through_answer_teaches_the_fleet_who_owns_the_task() {
+    let a = MockGrpcAgent::start().await;
+    let b = MockGrpcAgent::start().await;
+    let gw = TestGateway::start(&[("a", &a.url()), ("b", &b.url())], "").await;
+    let mut client =
+        v1::a2a_service_client::A2aServiceClient::connect(format!("http://{}", gw.addr()))
+            .await
+            .unwrap();
+    let send = v1::SendMessageRequest {
+        tenant: "agents/b".into(),
+        message: Some(v1::Message {
+            message_id: "m-1".into(),
+            role: v1::Role::User as i32,
+            parts: vec![v1::Part {
+                content: Some(v1::part::Content::Text("hi".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let answer = client.send_message(send).await.unwrap();
+    assert!(
+        answer.metadata().get("x-agent-said").is_some(),
+        "passed through"
+    );
+    let Some(v1::send_message_response::Payload::Task(task)) = answer.into_inner().payload else {
+        panic!("a task");
+    };
+    // At the root, with no tenant: the owner learned from b's answer.
+    let get = v1::GetTaskRequest {
+        id: task.id.clone(),
+        ..Default::default()
+    };
+    let got = client
+        .get_task(get)
+        .await
+        .expect("routed to b")
+        .into_inner();
+    assert_eq!(got.id, task.id);
+    let rpcs = |agent: &MockGrpcAgent| agent.calls().iter().map(|c| c.rpc).collect::<Vec<_>>();
+    assert_eq!(rpcs(&b), ["SendMessage", "GetTask"]);
+    assert!(!rpcs(&a).contains(&"GetTask"), "{:?}", rpcs(&a));
 }

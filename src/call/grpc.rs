@@ -28,6 +28,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tonic::Status;
 
+use super::grpc_agent::SaidInGrpc;
 use super::grpc_call::{bounded, deadline, past_deadline, read_json};
 use super::grpc_serve::{said, serve_with};
 use super::grpc_status::{status_for, status_of};
@@ -79,15 +80,40 @@ pub async fn handle(
         }
     }
     let limit = state.config.limits.max_body_bytes;
+    // The client's frames are read whole first: a unary call to a gRPC
+    // agent of its version passes them on as they came (`GrpcSent`).
+    let (parts, body) = request.into_parts();
+    let frames = match http_body_util::Limited::new(body, limit.saturating_add(5))
+        .collect()
+        .await
+    {
+        Ok(read) => read.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            let why = format!("the message is over limits.max_body_bytes ({limit} bytes)");
+            return said(Status::resource_exhausted(why).into_http());
+        }
+        Err(e) => {
+            let why = format!("the request broke off: {e}");
+            return said(Status::cancelled(why).into_http());
+        }
+    };
+    let passed = Arc::new(std::sync::Mutex::new(None));
     let front = Front {
         state,
         conn: conn.clone(),
         deadline,
+        path: parts.uri.path().to_string(),
+        frames: frames.clone(),
+        passed: passed.clone(),
     };
     let server = v1::a2a_service_server::A2aServiceServer::new(front)
         .max_decoding_message_size(limit)
         .max_encoding_message_size(MAX_ANSWER);
-    serve_with(server, request).await
+    let request = Request::from_parts(parts, http_body_util::Full::new(frames));
+    let answered = serve_with(server, request).await;
+    // A passed-through answer goes as the agent wrote it.
+    let passed = passed.lock().ok().and_then(|mut slot| slot.take());
+    passed.unwrap_or(answered)
 }
 
 /// One gRPC call's way into the gateway.
@@ -96,6 +122,12 @@ struct Front {
     conn: ConnInfo,
     /// From `grpc-timeout`: past it the call is abandoned, DEADLINE_EXCEEDED.
     deadline: Option<tokio::time::Instant>,
+    /// The call's path and frames as the client sent them.
+    path: String,
+    frames: Bytes,
+    /// The agent's own answer, when the call passed through (`handle`
+    /// answers with it instead of tonic's).
+    passed: Arc<std::sync::Mutex<Option<Response<Body>>>>,
 }
 
 impl Front {
@@ -105,16 +137,33 @@ impl Front {
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
+        unary: bool,
     ) -> Result<Response<Body>, Status> {
         let (metadata, _, message) = request.into_parts();
         let mut params = serde_json::to_value(&message)
             .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
         let mut metadata = metadata.into_headers();
         let by_metadata = super::grpc_call::agent_in(&self.state, &mut metadata)?;
-        let agent = agent_named(&self.state, &mut params)?.or(by_metadata);
+        let by_tenant = agent_named(&self.state, &mut params)?;
+        let agent = by_tenant.or(by_metadata);
         let call =
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let mut request = Request::new(Bytes::from(call.to_string()));
+        // The frames as they came; the tenant that named the agent said
+        // anew as the agent's own (or none): it is the gateway's alone.
+        let frames = match by_tenant {
+            None => Some(self.frames.clone()),
+            Some(_) => {
+                let own = params.get("tenant").and_then(Value::as_str).unwrap_or("");
+                let field = crate::a2a::grpc::call::tenant_field(method);
+                crate::a2a::grpc::call::with_string_field(&self.frames, field, own)
+            }
+        };
+        if let (true, Some(frames)) = (unary, frames) {
+            let path = self.path.clone();
+            let sent = super::grpc_agent::GrpcSent { path, frames };
+            request.extensions_mut().insert(sent);
+        }
         let headers = request.headers_mut();
         *headers = super::grpc_call::headers(metadata);
         // A gRPC call to this service is a 1.0 call, said or not.
@@ -130,12 +179,19 @@ impl Front {
     }
 
     /// The call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
-    async fn unary<Q: Serialize, A: DeserializeOwned>(
+    async fn unary<Q: Serialize, A: DeserializeOwned + Default>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<A>, Status> {
-        let response = self.call(method, request).await?;
+        let response = self.call(method, request, true).await?;
+        if response.extensions().get::<SaidInGrpc>().is_some() {
+            if let Ok(mut slot) = self.passed.lock() {
+                *slot = Some(response);
+            }
+            // Not sent: `handle` answers with the agent's own answer.
+            return Ok(tonic::Response::new(A::default()));
+        }
         let result = match self.deadline {
             Some(deadline) => (tokio::time::timeout_at(deadline, result_of(response)).await)
                 .map_err(|_| past_deadline())??,
@@ -214,7 +270,7 @@ impl Front {
         method: &'static str,
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<Answers>, Status> {
-        let response = self.call(method, request).await?;
+        let response = self.call(method, request, false).await?;
         if !super::relay::is_event_stream(response.headers()) {
             // A refusal, or an agent that answered the stream at once.
             let item = stream_item(result_of(response).await?);

@@ -61,8 +61,68 @@ pub(super) fn call(
         })?,
     };
     let (rpc_name, message) = request(version, family, params).map_err(refused)?;
-    crate::bridge::headers::for_agent(&mut parts.headers, version);
-    let headers = &mut parts.headers;
+    grpc_headers(&mut parts.headers, version);
+    let target = target(at, &crate::a2a::grpc::call::path(version, rpc_name))?;
+    let call = upstream.rpc_call_from(parts, framed(&message), origin, caller);
+    Ok(call.streaming(family.streams()).grpc(target))
+}
+
+/// A gRPC client's unary call to the 1.0 service, as it came: its path
+/// and its frames, for an agent that speaks the same service (`pass`).
+#[derive(Clone)]
+pub(super) struct GrpcSent {
+    pub(super) path: String,
+    pub(super) frames: Bytes,
+}
+
+/// Marks an answer that is the agent's gRPC answer, passed through: the
+/// front door hands it to the client as it is.
+#[derive(Clone, Copy)]
+pub(super) struct SaidInGrpc;
+
+/// A gRPC client's call to an agent's gRPC interface of its version: the
+/// client's frames to the same RPC, untouched (routing read them already,
+/// decoded, on the way in). The answer comes back as the agent wrote it.
+pub(super) fn pass(
+    upstream: &Upstream,
+    mut parts: Parts,
+    sent: GrpcSent,
+    at: &Uri,
+    origin: Origin,
+    caller: &Caller<'_>,
+) -> Result<RpcCall, GatewayError> {
+    grpc_headers(&mut parts.headers, Version::V1_0);
+    let target = target(at, &sent.path)?;
+    let call = upstream.rpc_call_from(parts, sent.frames, origin, caller);
+    Ok(call.grpc(target))
+}
+
+/// Whether a passed-through answer is a gRPC answer; the agent's failure
+/// if not.
+pub(super) fn check_passed(response: &Response<Leased>, owner: &str) -> Result<(), GatewayError> {
+    match not_grpc(response.headers(), response.status()) {
+        None => Ok(()),
+        Some(why) => Err(GatewayError::UpstreamBadResponse {
+            upstream: owner.to_string(),
+            detail: format!("its gRPC answer: {why}"),
+        }),
+    }
+}
+
+/// A passed-through unary answer (its frames) as a JSON-RPC result, for
+/// learning from it (`crate::a2a::seen` reads JSON-RPC answers). No
+/// message (an error status): nothing to learn.
+pub(super) fn as_result(family: Family, frames: &[u8]) -> Vec<u8> {
+    let mut buffer = BytesMut::from(frames);
+    let message = next_message(&mut buffer, MAX_ANSWER).ok().flatten();
+    let json = message.and_then(|m| answer_json(Version::V1_0, family, &m).ok());
+    json.map(|json| result("null", &json)).unwrap_or_default()
+}
+
+/// The headers of a call to a gRPC agent of `version`: the client's, as
+/// any agent gets them, said as gRPC metadata.
+fn grpc_headers(headers: &mut HeaderMap, version: Version) {
+    crate::bridge::headers::for_agent(headers, version);
     // gRPC's own metadata is the gateway's to say to the agent, not the
     // client's (`grpc-timeout`, `grpc-encoding`, ...).
     let grpc: Vec<_> = (headers.keys())
@@ -78,16 +138,14 @@ pub(super) fn call(
     );
     headers.remove(header::ACCEPT);
     headers.remove(header::ACCEPT_ENCODING);
-    let target = format!(
-        "{}{}",
-        at.to_string().trim_end_matches('/'),
-        crate::a2a::grpc::call::path(version, rpc_name)
-    );
-    let target = target
+}
+
+/// An RPC's `path` at the agent's gRPC origin `at`.
+fn target(at: &Uri, path: &str) -> Result<Uri, GatewayError> {
+    let target = format!("{}{path}", at.to_string().trim_end_matches('/'));
+    target
         .parse::<Uri>()
-        .map_err(|e| GatewayError::Internal(format!("'{target}' is not a gRPC call's URI: {e}")))?;
-    let call = upstream.rpc_call_from(parts, framed(&message), origin, caller);
-    Ok(call.streaming(family.streams()).grpc(target))
+        .map_err(|e| GatewayError::Internal(format!("'{target}' is not a gRPC call's URI: {e}")))
 }
 
 /// The agent's answer message of `family`, in the service of `version`,

@@ -3,15 +3,14 @@
 
 use http::{HeaderValue, Request, Response};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 
 use crate::http::body::Body;
 
 /// One request through one of tonic's generated servers.
-pub(super) async fn serve_with<S>(mut server: S, request: Request<Incoming>) -> Response<Body>
+pub(super) async fn serve_with<S, B>(mut server: S, request: Request<B>) -> Response<Body>
 where
     S: tower::Service<
-        Request<Incoming>,
+        Request<B>,
         Response = Response<tonic::body::Body>,
         Error = std::convert::Infallible,
     >,

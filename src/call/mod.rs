@@ -266,6 +266,7 @@ async fn handle_call(
         Ok(read) => read,
         Err((e, id)) => return front.refuse(e, id),
     };
+    let grpc_sent = parts.extensions.remove::<grpc_agent::GrpcSent>();
     let call = Call {
         parts,
         conn,
@@ -277,6 +278,7 @@ async fn handle_call(
         path_upstream,
         front,
         rest_sent,
+        grpc_sent,
     };
     match forward(state, call, bytes.clone(), record).await {
         Ok(response) if front.is_rest() => {
@@ -446,6 +448,8 @@ struct Call<'a> {
     front: Front,
     /// A REST call as the client sent it.
     rest_sent: Option<rest::RestSent>,
+    /// A gRPC unary call as the client sent it.
+    grpc_sent: Option<grpc_agent::GrpcSent>,
 }
 
 impl Call<'_> {
@@ -560,7 +564,20 @@ async fn forward(
     let passes_as_rest = call.front.is_rest()
         && bridged.is_none()
         && matches!(&door, Door::Rest { version, .. } if *version == said_in);
+    // A gRPC unary call to a gRPC agent of its version goes as it came.
+    let grpc_sent = match (call.front, &bridged, &door) {
+        (Front::Grpc, None, Door::Grpc { version, .. }) if *version == Version::V1_0 => {
+            call.grpc_sent
+        }
+        _ => None,
+    };
+    let passes_as_grpc = grpc_sent.is_some();
     let forwarded = match (&door, &call.rest_sent) {
+        (Door::Grpc { url, .. }, _) if passes_as_grpc => {
+            let at = grpc_origin(url, config, &owner)?;
+            let sent = grpc_sent.ok_or_else(|| GatewayError::Internal("no gRPC call".into()))?;
+            grpc_agent::pass(upstream, parts, sent, &at, origin, &caller)?
+        }
         (Door::Rest { path, .. }, Some(sent)) if passes_as_rest => {
             let sent = (sent.path.as_str(), &sent.body);
             rest_agent::pass(upstream, parts, sent, path, origin, &caller, streams)?
@@ -609,6 +626,13 @@ async fn forward(
         sighting.rest_answer = true;
         let mut response = answer.deliver(response, sighting).await?;
         response.extensions_mut().insert(rest::SaidInRest);
+        return Ok(response);
+    }
+    if passes_as_grpc {
+        grpc_agent::check_passed(&response, &answer.owner)?;
+        sighting.grpc_answer = Some(family);
+        let mut response = answer.deliver(response, sighting).await?;
+        response.extensions_mut().insert(grpc_agent::SaidInGrpc);
         return Ok(response);
     }
     match door {

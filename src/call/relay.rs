@@ -104,15 +104,19 @@ where
         drop(permits.slot);
         Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
     } else {
-        let rest_answer = sighting.rest_answer;
+        let (rest_answer, grpc_answer) = (sighting.rest_answer, sighting.grpc_answer);
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
             let said;
-            let bytes = match rest_answer {
-                true => {
+            let bytes = match (rest_answer, grpc_answer) {
+                (true, _) => {
                     said = super::rest_agent::as_result(bytes);
                     &said[..]
                 }
-                false => bytes,
+                (false, Some(family)) => {
+                    said = super::grpc_agent::as_result(family, bytes);
+                    &said[..]
+                }
+                (false, None) => bytes,
             };
             let seen = seen::from_response(bytes);
             if let Some(trace) = &trace {
@@ -137,6 +141,9 @@ pub(super) struct Sighting {
     /// The answer is an HTTP+JSON agent's, passed through as it came:
     /// results alone, which are learned from as JSON-RPC results would be.
     pub(super) rest_answer: bool,
+    /// The answer is a gRPC agent's to a call of this family, passed
+    /// through as it came: its message is learned from as a result.
+    pub(super) grpc_answer: Option<crate::a2a::Family>,
 }
 
 impl Sighting {
@@ -147,6 +154,7 @@ impl Sighting {
             rewrite: None,
             rest: false,
             rest_answer: false,
+            grpc_answer: None,
         }
     }
 }

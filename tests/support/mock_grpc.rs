@@ -9,7 +9,8 @@
 //! a text with "break" ends the stream after the task with UNAVAILABLE;
 //! `GetTask` and `CancelTask` know its tasks (else NOT_FOUND with the
 //! TASK_NOT_FOUND ErrorInfo); a completed task is not cancelable. Other
-//! RPCs are UNIMPLEMENTED. Every call's metadata is recorded.
+//! RPCs are UNIMPLEMENTED. Every call's metadata is recorded. A
+//! `SendMessage` answer carries `x-agent-said: send` in its metadata.
 
 #![allow(dead_code)]
 
@@ -241,9 +242,14 @@ impl A2aService for Agent {
     ) -> Result<Response<v1::SendMessageResponse>, Status> {
         self.record("SendMessage", &request);
         let task = self.task(request.get_ref());
-        Ok(Response::new(v1::SendMessageResponse {
+        let mut answer = Response::new(v1::SendMessageResponse {
             payload: Some(v1::send_message_response::Payload::Task(task)),
-        }))
+        });
+        // What only the agent's own answer carries (a passed-through one).
+        answer
+            .metadata_mut()
+            .insert("x-agent-said", "send".parse().unwrap());
+        Ok(answer)
     }
 
     type SendStreamingMessageStream = Answers;

@@ -181,6 +181,34 @@ fn json_of<M: prost::Message + Default + Serialize>(message: &[u8]) -> Result<Ve
     serde_json::to_vec(&read).map_err(|e| e.to_string())
 }
 
+/// The field number of `tenant` in the 1.0 request message of `rpc`.
+pub fn tenant_field(rpc: &str) -> u32 {
+    match rpc {
+        "ListTaskPushNotificationConfigs" => 4,
+        _ => 1,
+    }
+}
+
+/// One framed, uncompressed message with its string field `field` said
+/// anew as `value`, the rest of its bytes as they came (fields this proto
+/// does not know included). Protobuf reads the last of a repeated scalar
+/// field, so the new value is appended. `None`: `frames` is not exactly one
+/// uncompressed message.
+pub fn with_string_field(frames: &[u8], field: u32, value: &str) -> Option<Bytes> {
+    let (&flag, rest) = frames.split_first()?;
+    let length = u32::from_be_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+    let message = rest.get(4..)?;
+    if flag != 0 || message.len() != length {
+        return None;
+    }
+    let mut said = BytesMut::with_capacity(message.len() + value.len() + 16);
+    said.extend_from_slice(message);
+    prost::encoding::encode_key(field, prost::encoding::WireType::LengthDelimited, &mut said);
+    prost::encoding::encode_varint(value.len() as u64, &mut said);
+    said.extend_from_slice(value.as_bytes());
+    Some(framed(&said))
+}
+
 /// The next whole message in `buffer`, taken out of it (`None`: none
 /// whole yet). A compressed one is refused (none was offered), and one
 /// over `max` bytes.
@@ -242,6 +270,40 @@ mod tests {
         );
         let mut compressed = BytesMut::from(&[1u8, 0, 0, 0, 0][..]);
         assert!(next_message(&mut compressed, 16).is_err());
+    }
+
+    #[test]
+    fn a_string_field_is_said_anew_keeping_the_rest() {
+        let request = v1::SendMessageRequest {
+            tenant: "agents/a/t".into(),
+            metadata: None,
+            ..Default::default()
+        };
+        let mut bytes = request.encode_to_vec();
+        // A field this proto does not know (99, varint 7) stays.
+        prost::encoding::encode_key(99, prost::encoding::WireType::Varint, &mut bytes);
+        prost::encoding::encode_varint(7, &mut bytes);
+        let said = with_string_field(&framed(&bytes), tenant_field("SendMessage"), "t").unwrap();
+        let read = v1::SendMessageRequest::decode(&said[5..]).unwrap();
+        assert_eq!(read.tenant, "t");
+        assert!(
+            said.windows(2).any(|w| w == [0x98, 0x06]),
+            "the unknown field's key"
+        );
+        let none = with_string_field(&framed(&bytes), 1, "").unwrap();
+        assert_eq!(
+            v1::SendMessageRequest::decode(&none[5..]).unwrap().tenant,
+            ""
+        );
+        assert!(
+            with_string_field(&[1, 0, 0, 0, 0], 1, "t").is_none(),
+            "compressed"
+        );
+        assert!(
+            with_string_field(&[0, 0, 0, 0, 9, 1], 1, "t").is_none(),
+            "not whole"
+        );
+        assert_eq!(tenant_field("ListTaskPushNotificationConfigs"), 4);
     }
 
     #[test]
