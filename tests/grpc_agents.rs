@@ -377,3 +377,39 @@ async fn a_passed_through_answer_teaches_the_fleet_who_owns_the_task() {
     assert_eq!(rpcs(&b), ["SendMessage", "GetTask"]);
     assert!(!rpcs(&a).contains(&"GetTask"), "{:?}", rpcs(&a));
 }
+
+#[tokio::test]
+async fn a_passed_through_error_is_counted_as_that_error() {
+    let agent = MockGrpcAgent::start().await;
+    let gw = TestGateway::start(&[("g", &agent.url())], "").await;
+    let mut client =
+        v1::a2a_service_client::A2aServiceClient::connect(format!("http://{}", gw.addr()))
+            .await
+            .unwrap();
+    let get = v1::GetTaskRequest {
+        id: "nobody".into(),
+        ..Default::default()
+    };
+    let missing = client.get_task(get).await.unwrap_err();
+    assert_eq!(missing.code(), tonic::Code::NotFound);
+    assert_eq!(
+        missing.message(),
+        "no task nobody",
+        "the agent's own status"
+    );
+    // The record is written as the answer's body ends: a moment later.
+    let mut metrics = String::new();
+    for _ in 0..50 {
+        metrics = client::get(&format!("{}/metrics", gw.admin_url()), &[])
+            .await
+            .text();
+        let counted = metrics.lines().any(|l| {
+            l.starts_with("a2a_gateway_requests_total{") && l.contains(r#"error="task_not_found""#)
+        });
+        if counted {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("not counted as task_not_found: {metrics}");
+}

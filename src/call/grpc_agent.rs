@@ -109,6 +109,19 @@ pub(super) fn check_passed(response: &Response<Leased>, owner: &str) -> Result<(
     }
 }
 
+/// The JSON-RPC code of the error a passed-through answer's head says
+/// (trailers-only), for the call's record: the answer itself goes on as
+/// it came.
+pub(super) fn head_error(response: &Response<Leased>) -> Option<i32> {
+    let status = status_in(response.headers()).filter(|s| s.code() != tonic::Code::Ok)?;
+    let details = status.get_error_details();
+    let reason = details.error_info().map(|i| i.reason.as_str());
+    Some(code_for_rest(
+        reason,
+        Some(super::grpc_status::code_name(status.code())),
+    ))
+}
+
 /// A passed-through unary answer (its frames) as a JSON-RPC result, for
 /// learning from it (`crate::a2a::seen` reads JSON-RPC answers). No
 /// message (an error status): nothing to learn.

@@ -630,9 +630,13 @@ async fn forward(
     }
     if passes_as_grpc {
         grpc_agent::check_passed(&response, &answer.owner)?;
+        let error = grpc_agent::head_error(&response);
         sighting.grpc_answer = Some(family);
         let mut response = answer.deliver(response, sighting).await?;
         response.extensions_mut().insert(grpc_agent::SaidInGrpc);
+        if let Some(code) = error {
+            (response.extensions_mut()).insert(crate::http::error::ErrorCode(code));
+        }
         return Ok(response);
     }
     match door {
