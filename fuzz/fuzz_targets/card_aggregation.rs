@@ -141,8 +141,8 @@ fn check_aggregate(result: &Aggregate, inputs: &[UpstreamCard<'_>]) {
     }
 }
 
-/// Every interface in a rewritten card is one the gateway serves (JSON-RPC
-/// or HTTP+JSON) at the gateway.
+/// Every interface in a rewritten card is one the gateway serves (JSON-RPC,
+/// HTTP+JSON or gRPC) at the gateway: its URL, or for gRPC its host:port.
 fn check_rewritten(card: &Value, endpoint: &str) {
     let Some(obj) = card.as_object() else {
         return;
@@ -160,10 +160,26 @@ fn check_rewritten(card: &Value, endpoint: &str) {
         };
         for item in list {
             let b = item[binding].as_str().unwrap_or_default();
-            let served = b == "JSONRPC" || b == "HTTP+JSON";
+            let served = b == "JSONRPC" || b == "HTTP+JSON" || b == "GRPC";
             assert!(served, "{key} kept {b:?}");
-            assert_eq!(item["url"], endpoint, "{key} not retargeted");
+            let at = match b {
+                "GRPC" => grpc_target(endpoint),
+                _ => endpoint.to_string(),
+            };
+            assert_eq!(item["url"], at.as_str(), "{key} not retargeted");
         }
+    }
+}
+
+/// The gateway's gRPC target at `endpoint`: its host and port, always
+/// with the port.
+fn grpc_target(endpoint: &str) -> String {
+    let uri: http::Uri = endpoint.parse().expect("the fuzz target's endpoint");
+    let authority = uri.authority().expect("an authority").as_str();
+    match (uri.port_u16(), uri.scheme_str()) {
+        (Some(_), _) => authority.to_string(),
+        (None, Some("http")) => format!("{authority}:80"),
+        (None, _) => format!("{authority}:443"),
     }
 }
 
