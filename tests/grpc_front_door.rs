@@ -350,3 +350,21 @@ async fn grpc_timeout_bounds_the_call_and_a_malformed_one_is_refused() {
         assert!(why.contains("grpc-timeout"), "{why}");
     }
 }
+
+#[tokio::test]
+async fn grpc_web_is_not_taken_for_grpc() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let url = format!("http://{}/lf.a2a.v1.A2AService/SendMessage", gw.addr());
+    let headers = [("content-type", "application/grpc-web+proto")];
+    let reply = support::client::post_json_h2(&url, &b"\0\0\0\0\0"[..], &headers).await;
+    assert!(reply.status.is_client_error(), "{}", reply.status);
+    assert!(
+        reply.header("grpc-status").is_none(),
+        "not answered as gRPC"
+    );
+    assert!(
+        !reply.text().is_empty(),
+        "an answer that says what is wrong"
+    );
+}

@@ -175,19 +175,43 @@ fn unknown_agent(parts: &Parts, name: &str) -> Response<Body> {
 }
 
 /// A gRPC request: `application/grpc`, `application/grpc+proto`, …
+/// Not gRPC-Web (`application/grpc-web…`), which is not served: it goes
+/// the other bindings' way, and is answered as a content type they do not
+/// take.
 fn is_grpc(headers: &http::HeaderMap) -> bool {
     (headers.get(http::header::CONTENT_TYPE))
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
             let v = v.trim_start();
-            v.get(..16)
-                .is_some_and(|head| head.eq_ignore_ascii_case("application/grpc"))
+            let grpc = v
+                .get(..16)
+                .is_some_and(|head| head.eq_ignore_ascii_case("application/grpc"));
+            grpc && matches!(v.as_bytes().get(16), None | Some(b'+' | b';' | b' '))
         })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grpc_is_known_by_its_media_type_but_not_grpc_web() {
+        let with = |value: &'static str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(value),
+            );
+            is_grpc(&headers)
+        };
+        assert!(with("application/grpc"));
+        assert!(with("Application/GRPC+proto"));
+        assert!(with("application/grpc; charset=x"));
+        assert!(!with("application/grpc-web"));
+        assert!(!with("application/grpc-web-text+proto"));
+        assert!(!with("application/json"));
+        assert!(!is_grpc(&http::HeaderMap::new()));
+    }
 
     fn two_agents() -> AppState {
         let config = crate::config::load_str(
