@@ -19,7 +19,6 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::Stream;
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -29,11 +28,10 @@ use serde_json::Value;
 use tonic::Status;
 
 use super::grpc_agent::SaidInGrpc;
-use super::grpc_call::{bounded, deadline, past_deadline, read_json};
+use super::grpc_call::{bounded, deadline, past_deadline, read_json, sse_items};
 use super::grpc_serve::{said, serve_with};
 use super::grpc_status::{status_for, status_of};
 use crate::a2a::grpc::v1;
-use crate::bridge::events::map_event_data;
 use crate::http::body::Body;
 use crate::http::error::table::{for_code, Mapped};
 use crate::state::{AppState, ConnInfo};
@@ -278,60 +276,14 @@ impl Front {
                 [item],
             ))));
         }
-        let events: Answers = Box::pin(events(response.into_body()));
+        // Each event's data is a JSON-RPC answer.
+        let read = |answer| answer_result(answer, None).and_then(stream_item);
+        let events: Answers = Box::pin(sse_items(response.into_body(), read));
         Ok(tonic::Response::new(match self.deadline {
             Some(deadline) => bounded(events, deadline),
             None => events,
         }))
     }
-}
-
-/// A stream's SSE events (the relay hands over whole events), each as a
-/// `StreamResponse`; the stream ends after an error.
-fn events(body: Body) -> impl Stream<Item = Result<v1::StreamResponse, Status>> + Send {
-    let start = Some((body, std::collections::VecDeque::new()));
-    futures_util::stream::unfold(start, |state| async move {
-        let (mut body, mut pending) = state?;
-        loop {
-            if let Some(item) = pending.pop_front() {
-                let next = match &item {
-                    Ok(_) => Some((body, pending)),
-                    Err(_) => None,
-                };
-                return Some((item, next));
-            }
-            match body.frame().await {
-                None => return None,
-                Some(Err(_)) => {
-                    let broken = status_for(-32053, "the agent's stream broke off".into(), None);
-                    return Some((Err(broken), None));
-                }
-                Some(Ok(frame)) => {
-                    if let Some(events) = frame.data_ref() {
-                        pending.extend(event_items(events));
-                    }
-                }
-            }
-        }
-    })
-}
-
-/// The answers in whole SSE events: each event's data is a JSON-RPC answer.
-fn event_items(events: &[u8]) -> Vec<Result<v1::StreamResponse, Status>> {
-    let mut items = Vec::new();
-    let _ = map_event_data::<std::convert::Infallible>(events, |data| {
-        let item = match serde_json::from_slice::<Value>(data) {
-            Ok(answer) => answer_result(answer, None).and_then(stream_item),
-            Err(e) => Err(status_for(
-                -32006,
-                format!("an event is not JSON: {e}"),
-                None,
-            )),
-        };
-        items.push(item);
-        Ok((None, Vec::new()))
-    });
-    items
 }
 
 /// One stream result as a `StreamResponse`.

@@ -13,9 +13,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::Stream;
 use http::{header, HeaderValue, Method, Request, Response};
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use serde::de::DeserializeOwned;
@@ -23,11 +21,10 @@ use serde::Serialize;
 use serde_json::Value;
 use tonic::Status;
 
-use super::grpc_call::{bounded, past_deadline, read_json, Answers};
+use super::grpc_call::{bounded, past_deadline, read_json, sse_items, Answers};
 use super::grpc_serve::serve_with;
 use super::grpc_status::{status_for, status_from_json};
 use crate::a2a::grpc::v03;
-use crate::bridge::events::map_event_data;
 use crate::http::body::Body;
 use crate::state::{AppState, ConnInfo};
 
@@ -194,7 +191,9 @@ impl Front03 {
                 [item],
             ))));
         }
-        let events: Answers<v03::StreamResponse> = Box::pin(events(response.into_body()));
+        // Each event's data is a `StreamResponse`, or the status that ends it.
+        let read = |answer| answer_of(answer, true);
+        let events: Answers<v03::StreamResponse> = Box::pin(sse_items(response.into_body(), read));
         Ok(tonic::Response::new(match self.deadline {
             Some(deadline) => bounded(events, deadline),
             None => events,
@@ -216,46 +215,6 @@ fn answer_of<A: DeserializeOwned>(answer: Value, ok: bool) -> Result<A, Status> 
     serde_json::from_value(answer).map_err(|e| {
         let why = format!("the agent's answer is not a valid 0.3 message: {e}");
         status_for(-32006, why, None)
-    })
-}
-
-/// The REST stream's whole SSE events, each a `StreamResponse` or the
-/// status that ends the stream.
-fn events(body: Body) -> impl Stream<Item = Result<v03::StreamResponse, Status>> + Send {
-    let start = Some((body, std::collections::VecDeque::new()));
-    futures_util::stream::unfold(start, |state| async move {
-        let (mut body, mut pending) = state?;
-        loop {
-            if let Some(item) = pending.pop_front() {
-                let next = match &item {
-                    Ok(_) => Some((body, pending)),
-                    Err(_) => None,
-                };
-                return Some((item, next));
-            }
-            match body.frame().await {
-                None => return None,
-                Some(Err(_)) => {
-                    let broken = status_for(-32053, "the agent's stream broke off".into(), None);
-                    return Some((Err(broken), None));
-                }
-                Some(Ok(frame)) => {
-                    if let Some(events) = frame.data_ref() {
-                        let _ = map_event_data::<std::convert::Infallible>(events, |data| {
-                            pending.push_back(match serde_json::from_slice::<Value>(data) {
-                                Ok(answer) => answer_of(answer, true),
-                                Err(e) => Err(status_for(
-                                    -32006,
-                                    format!("an event is not JSON: {e}"),
-                                    None,
-                                )),
-                            });
-                            Ok((None, Vec::new()))
-                        });
-                    }
-                }
-            }
-        }
     })
 }
 

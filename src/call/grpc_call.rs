@@ -9,6 +9,7 @@ use serde_json::Value;
 use tonic::Status;
 
 use super::grpc_status::status_for;
+use crate::bridge::events::map_event_data;
 use crate::http::body::Body;
 use crate::state::AppState;
 
@@ -143,4 +144,47 @@ pub(super) async fn read_json(mut body: Body) -> Result<Value, Status> {
     }
     serde_json::from_slice(&bytes)
         .map_err(|e| status_for(-32006, format!("the agent's answer is not JSON: {e}"), None))
+}
+
+/// A stream's whole SSE events (the relay hands over whole events), each
+/// event's data read by `read` from its JSON; the stream ends after an
+/// error, and a body that breaks off ends it with UNAVAILABLE.
+pub(super) fn sse_items<T: Send + 'static>(
+    body: Body,
+    read: fn(Value) -> Result<T, Status>,
+) -> impl Stream<Item = Result<T, Status>> + Send {
+    let start = Some((body, std::collections::VecDeque::new()));
+    futures_util::stream::unfold(start, move |state| async move {
+        let (mut body, mut pending) = state?;
+        loop {
+            if let Some(item) = pending.pop_front() {
+                let next = match &item {
+                    Ok(_) => Some((body, pending)),
+                    Err(_) => None,
+                };
+                return Some((item, next));
+            }
+            match body.frame().await {
+                None => return None,
+                Some(Err(_)) => {
+                    let broken = status_for(-32053, "the agent's stream broke off".into(), None);
+                    return Some((Err(broken), None));
+                }
+                Some(Ok(frame)) => {
+                    if let Some(events) = frame.data_ref() {
+                        let _ = map_event_data::<std::convert::Infallible>(events, |data| {
+                            pending.push_back(match serde_json::from_slice::<Value>(data) {
+                                Ok(answer) => read(answer),
+                                Err(e) => {
+                                    let why = format!("an event is not JSON: {e}");
+                                    Err(status_for(-32006, why, None))
+                                }
+                            });
+                            Ok((None, Vec::new()))
+                        });
+                    }
+                }
+            }
+        }
+    })
 }
