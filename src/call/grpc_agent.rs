@@ -17,8 +17,9 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tonic_types::StatusExt;
 
+use super::agent_params::{params_of, refusal};
 use crate::a2a::grpc::call::{answer_json, framed, next_message, request};
-use crate::a2a::{jsonrpc, Family, Version};
+use crate::a2a::{Family, Version};
 use crate::bridge::{v03_grpc_agent, v03_rest_agent};
 use crate::http::body::{self, Body};
 use crate::http::error::table::code_for_rest;
@@ -41,24 +42,13 @@ pub(super) fn call(
     origin: Origin,
     caller: &Caller<'_>,
 ) -> Result<RpcCall, GatewayError> {
-    let envelope = jsonrpc::parse(rpc).map_err(|e| GatewayError::Internal(e.message))?;
-    let params: Value = match envelope.params {
-        Some(raw) => serde_json::from_str(raw.get()).map_err(|e| {
-            GatewayError::Internal(format!("the call's params did not read again: {e}"))
-        })?,
-        None => json!({}),
-    };
+    let params = params_of(rpc)?;
     let refused = |why: String| {
         GatewayError::InvalidParams(format!("over the agent's gRPC interface: {why}"))
     };
     let params = match version {
-        Version::V1_0 => params,
-        _ => v03_grpc_agent::params_out(family, Some(params)).map_err(|e| {
-            match e.field.as_str() {
-                "method" => GatewayError::UnsupportedOperation(e.why.clone()),
-                _ => refused(e.to_string()),
-            }
-        })?,
+        Version::V1_0 => params.unwrap_or_else(|| json!({})),
+        _ => v03_grpc_agent::params_out(family, params).map_err(|e| refusal(e, refused))?,
     };
     let (rpc_name, message) = request(version, family, params).map_err(refused)?;
     grpc_headers(&mut parts.headers, version);

@@ -26,6 +26,7 @@ use crate::state::{AppState, ConnInfo};
 use crate::telemetry::access::{Called, Logged, Record};
 use crate::upstream::{headers, Caller};
 
+mod agent_params;
 mod bridged;
 pub mod client_ip;
 pub mod endpoint;

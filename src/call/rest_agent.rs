@@ -14,8 +14,9 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
+use super::agent_params::{params_of, refusal};
 use crate::a2a::rest_call::rest_call;
-use crate::a2a::{jsonrpc, Family, Version};
+use crate::a2a::{Family, Version};
 use crate::bridge::events::map_event_data;
 use crate::bridge::v03_rest_agent;
 use crate::call::sse::Rewrite;
@@ -37,23 +38,14 @@ pub(super) fn call(
     origin: Origin,
     caller: &Caller<'_>,
 ) -> Result<RpcCall, GatewayError> {
-    let envelope = jsonrpc::parse(rpc).map_err(|e| GatewayError::Internal(e.message))?;
-    let params: Option<Value> = match envelope.params {
-        Some(raw) => Some(serde_json::from_str(raw.get()).map_err(|e| {
-            GatewayError::Internal(format!("the call's params did not read again: {e}"))
-        })?),
-        None => None,
-    };
+    let params = params_of(rpc)?;
     let refused = |why: String| {
         GatewayError::InvalidParams(format!("over the agent's HTTP+JSON interface: {why}"))
     };
     let (params, path) = match version {
         Version::V0_3 => {
             let params =
-                v03_rest_agent::params_out(family, params).map_err(|e| match e.field.as_str() {
-                    "method" => GatewayError::UnsupportedOperation(e.why.clone()),
-                    _ => refused(e.to_string()),
-                })?;
+                v03_rest_agent::params_out(family, params).map_err(|e| refusal(e, refused))?;
             (Some(params), format!("{path}/v1"))
         }
         _ => (params, path.to_string()),

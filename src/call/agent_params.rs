@@ -1,0 +1,70 @@
+//! What a call to an agent's HTTP+JSON or gRPC interface does first
+//! (`rest_agent`, `grpc_agent`): read the 1.0 JSON-RPC call's params again,
+//! as a value to say anew; and tell the client why a 0.3 translation of
+//! them was refused.
+
+use serde_json::Value;
+
+use crate::a2a::jsonrpc;
+use crate::bridge::Untranslatable;
+use crate::http::error::GatewayError;
+
+/// The params of the 1.0 JSON-RPC call in `rpc` (none when it has none).
+/// The call was read on the way in, so a failure here is the gateway's.
+pub(super) fn params_of(rpc: &[u8]) -> Result<Option<Value>, GatewayError> {
+    let envelope = jsonrpc::parse(rpc).map_err(|e| GatewayError::Internal(e.message))?;
+    let read = |raw: &serde_json::value::RawValue| {
+        serde_json::from_str(raw.get()).map_err(|e| {
+            GatewayError::Internal(format!("the call's params did not read again: {e}"))
+        })
+    };
+    envelope.params.map(read).transpose()
+}
+
+/// A 0.3 translation's refusal: a method 0.3 does not have is an
+/// unsupported operation; anything else is the params' fault, as
+/// `refused` says it for the agent's binding.
+pub(super) fn refusal(e: Untranslatable, refused: impl Fn(String) -> GatewayError) -> GatewayError {
+    match e.field.as_str() {
+        "method" => GatewayError::UnsupportedOperation(e.why),
+        _ => refused(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn params_are_read_again_and_none_stays_none() {
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}"#;
+        assert_eq!(params_of(call).unwrap(), Some(json!({"id": "t1"})));
+        let bare = br#"{"jsonrpc":"2.0","id":1,"method":"ListTasks"}"#;
+        assert_eq!(params_of(bare).unwrap(), None);
+        assert!(matches!(
+            params_of(b"not json"),
+            Err(GatewayError::Internal(_))
+        ));
+    }
+
+    #[test]
+    fn a_missing_method_is_unsupported_and_other_refusals_are_the_params() {
+        let refused = |why: String| GatewayError::InvalidParams(format!("over REST: {why}"));
+        let method = Untranslatable::new("method", "0.3 has no ListTasks");
+        match refusal(method, refused) {
+            GatewayError::UnsupportedOperation(why) => assert_eq!(why, "0.3 has no ListTasks"),
+            other => panic!("not unsupported: {other:?}"),
+        }
+        let field = Untranslatable::new("params.message", "not an object");
+        match refusal(field, refused) {
+            GatewayError::InvalidParams(why) => {
+                assert!(
+                    why.starts_with("over REST: ") && why.contains("params.message"),
+                    "{why}"
+                )
+            }
+            other => panic!("not the params' fault: {other:?}"),
+        }
+    }
+}
