@@ -131,30 +131,34 @@ struct Front {
 impl Front {
     /// The call, said as its JSON-RPC 1.0 `method`, through the gateway:
     /// its JSON-RPC answer.
-    async fn call<Q: Serialize>(
+    async fn call<Q: Serialize + Tenanted>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
         unary: bool,
     ) -> Result<Response<Body>, Status> {
-        let (metadata, _, message) = request.into_parts();
-        let mut params = serde_json::to_value(&message)
-            .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
+        let (metadata, _, mut message) = request.into_parts();
         let mut metadata = metadata.into_headers();
         let by_metadata = super::grpc_call::agent_in(&self.state, &mut metadata)?;
-        let by_tenant = agent_named(&self.state, &mut params)?;
+        let by_tenant = agent_named(&self.state, message.tenant())?;
         let agent = by_tenant.or(by_metadata);
-        let call =
-            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let mut request = Request::new(Bytes::from(call.to_string()));
+        // Said straight into the envelope: no JSON tree between.
+        let call = Envelope {
+            jsonrpc: "2.0",
+            id: 1,
+            method,
+            params: &message,
+        };
+        let call = serde_json::to_vec(&call)
+            .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
+        let mut request = Request::new(Bytes::from(call));
         // The frames as they came; the tenant that named the agent said
         // anew as the agent's own (or none): it is the gateway's alone.
         let frames = match by_tenant {
             None => Some(self.frames.clone()),
             Some(_) => {
-                let own = params.get("tenant").and_then(Value::as_str).unwrap_or("");
                 let field = crate::a2a::grpc::call::tenant_field(method);
-                crate::a2a::grpc::call::with_string_field(&self.frames, field, own)
+                crate::a2a::grpc::call::with_string_field(&self.frames, field, message.tenant())
             }
         };
         if let (true, Some(frames)) = (unary, frames) {
@@ -177,7 +181,7 @@ impl Front {
     }
 
     /// The call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
-    async fn unary<Q: Serialize, A: DeserializeOwned + Default>(
+    async fn unary<Q: Serialize + Tenanted, A: DeserializeOwned + Default>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
@@ -208,10 +212,7 @@ impl Front {
 /// path): the call goes to that agent, as a JSON-RPC call to
 /// `/agents/{name}` does, with the rest of the tenant (the agent's own)
 /// or none. Any other tenant is the agent's, and stays.
-fn agent_named(state: &AppState, params: &mut Value) -> Result<Option<usize>, Status> {
-    let Some(tenant) = params.get("tenant").and_then(Value::as_str) else {
-        return Ok(None);
-    };
+fn agent_named(state: &AppState, tenant: &mut String) -> Result<Option<usize>, Status> {
     let Some(named) = tenant.strip_prefix("agents/") else {
         return Ok(None);
     };
@@ -221,15 +222,47 @@ fn agent_named(state: &AppState, params: &mut Value) -> Result<Option<usize>, St
         let why = format!("tenant 'agents/{name}': no agent here has that name");
         return Err(Status::not_found(why));
     };
-    let own = own.to_string();
-    if let Some(params) = params.as_object_mut() {
-        match own.is_empty() {
-            true => params.remove("tenant"),
-            false => params.insert("tenant".into(), Value::String(own)),
-        };
-    }
+    // An empty tenant is not said at all (ProtoJSON leaves out defaults).
+    *tenant = own.to_string();
     Ok(Some(index))
 }
+
+/// A JSON-RPC 1.0 call whose params are a 1.0 request message's ProtoJSON.
+#[derive(Serialize)]
+struct Envelope<'a, Q> {
+    jsonrpc: &'static str,
+    id: u8,
+    method: &'static str,
+    params: &'a Q,
+}
+
+/// The 1.0 request messages: each says its tenant.
+trait Tenanted {
+    fn tenant(&mut self) -> &mut String;
+}
+
+macro_rules! tenanted {
+    ($($message:ty),* $(,)?) => {$(
+        impl Tenanted for $message {
+            fn tenant(&mut self) -> &mut String {
+                &mut self.tenant
+            }
+        }
+    )*};
+}
+
+tenanted!(
+    v1::SendMessageRequest,
+    v1::GetTaskRequest,
+    v1::ListTasksRequest,
+    v1::CancelTaskRequest,
+    v1::SubscribeToTaskRequest,
+    v1::TaskPushNotificationConfig,
+    v1::GetTaskPushNotificationConfigRequest,
+    v1::ListTaskPushNotificationConfigsRequest,
+    v1::DeleteTaskPushNotificationConfigRequest,
+    v1::GetExtendedAgentCardRequest,
+);
 
 /// A whole JSON-RPC answer's result, or its error as a gRPC status. The
 /// gateway's own refusal carries its row of the table; an agent's error is
@@ -263,7 +296,7 @@ impl Front {
     /// events, each said as a `StreamResponse`. A refusal before the
     /// stream starts is the call's status; an error event ends the stream
     /// with its status.
-    async fn streamed<Q: Serialize>(
+    async fn streamed<Q: Serialize + Tenanted>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,

@@ -145,10 +145,14 @@ fn grpc_headers(headers: &mut HeaderMap, version: Version) {
 
 /// An RPC's `path` at the agent's gRPC origin `at`.
 fn target(at: &Uri, path: &str) -> Result<Uri, GatewayError> {
-    let target = format!("{}{path}", at.to_string().trim_end_matches('/'));
-    target
-        .parse::<Uri>()
-        .map_err(|e| GatewayError::Internal(format!("'{target}' is not a gRPC call's URI: {e}")))
+    let mut parts = at.clone().into_parts();
+    let bad = |e: &dyn std::fmt::Display| {
+        GatewayError::Internal(format!(
+            "'{at}' and '{path}' are not a gRPC call's URI: {e}"
+        ))
+    };
+    parts.path_and_query = Some(http::uri::PathAndQuery::try_from(path).map_err(|e| bad(&e))?);
+    Uri::from_parts(parts).map_err(|e| bad(&e))
 }
 
 /// The agent's answer message of `family`, in the service of `version`,
