@@ -5,7 +5,10 @@
 //! (bench/profile.md). With `own`, the upstream side is hyper's HTTP/1.1
 //! connections in a pool of our own (`own_pool.rs`) instead of the legacy
 //! client; with `own` and `FLOOR_PER_CORE=N` as well, it serves on N
-//! single-threaded runtimes instead of one multi-threaded one.
+//! single-threaded runtimes instead of one multi-threaded one. With `h2`,
+//! the upstream side is the legacy client in HTTP/2 only (h2c), and each
+//! request keeps its version: HTTP/2 on both legs, as gRPC must be
+//! (bench/grpc.sh measures what that costs against HTTP/1.1).
 mod own_pool;
 
 use http::uri::{Authority, Scheme, Uri};
@@ -22,10 +25,12 @@ use std::future::Future;
 fn main() {
     let mut args = std::env::args().skip(1);
     let (Some(port), Some(upstream)) = (args.next(), args.next()) else {
-        eprintln!("usage: bench-hyper-floor LISTEN_PORT UPSTREAM_ADDR [own]");
+        eprintln!("usage: bench-hyper-floor LISTEN_PORT UPSTREAM_ADDR [own|h2]");
         std::process::exit(2);
     };
-    let own = args.next().is_some_and(|mode| mode == "own");
+    let mode = args.next();
+    let own = mode.as_deref() == Some("own");
+    let h2 = mode.as_deref() == Some("h2");
     let Ok(authority) = upstream.parse::<Authority>() else {
         eprintln!("bad upstream address {upstream}");
         std::process::exit(2);
@@ -69,8 +74,9 @@ fn main() {
         if own {
             return serve_own(listener, upstream).await;
         }
-        let client: Client<HttpConnector, Incoming> =
-            Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+        let client: Client<HttpConnector, Incoming> = Client::builder(TokioExecutor::new())
+            .http2_only(h2)
+            .build(HttpConnector::new());
         serve(listener, move |mut req: Request<Incoming>| {
             let client = client.clone();
             let authority = authority.clone();
@@ -82,8 +88,12 @@ fn main() {
                     *req.uri_mut() = uri;
                 }
                 // The upstream is spoken to in HTTP/1.1 whatever the
-                // client used, as the gateway does by default.
-                *req.version_mut() = http::Version::HTTP_11;
+                // client used, as the gateway does by default; in HTTP/2
+                // with `h2`.
+                *req.version_mut() = match h2 {
+                    true => http::Version::HTTP_2,
+                    false => http::Version::HTTP_11,
+                };
                 answer(client.request(req).await)
             }
         })
