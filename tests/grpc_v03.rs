@@ -262,3 +262,70 @@ async fn a2a_agent_metadata_names_the_agent_in_either_version() {
     assert_eq!(unknown.code(), Code::NotFound);
     assert!(unknown.message().contains("nobody"), "{unknown:?}");
 }
+
+#[tokio::test]
+async fn a_0_3_grpc_call_to_a_0_3_grpc_agent_passes_through_unary_and_streaming() {
+    let a = MockGrpc03Agent::start().await;
+    let b = MockGrpc03Agent::start().await;
+    let gw = TestGateway::start(&[("a", &a.url()), ("b", &b.url())], "").await;
+    let mut grpc = client03(&gw).await;
+    let said = |metadata: &tonic::metadata::MetadataMap| {
+        (metadata.get("x-agent-said")).map(|v| v.to_str().unwrap().to_string())
+    };
+    let mut request = tonic::Request::new(send03("hi"));
+    request
+        .metadata_mut()
+        .insert("a2a-agent", "b".parse().unwrap());
+    let answer = grpc.send_message(request).await.expect("answered");
+    assert_eq!(
+        said(answer.metadata()).as_deref(),
+        Some("send"),
+        "the agent's own answer"
+    );
+    let Some(v03::send_message_response::Payload::Task(task)) = answer.into_inner().payload else {
+        panic!("a task");
+    };
+    // No agent named: the owner learned from b's passed-through answer.
+    let get = v03::GetTaskRequest {
+        name: format!("tasks/{}", task.id),
+        ..Default::default()
+    };
+    let got = grpc.get_task(get).await.expect("routed to b").into_inner();
+    assert_eq!(got.id, task.id);
+
+    let mut request = tonic::Request::new(send03("hi"));
+    request
+        .metadata_mut()
+        .insert("a2a-agent", "b".parse().unwrap());
+    let answer = grpc
+        .send_streaming_message(request)
+        .await
+        .expect("a stream");
+    assert_eq!(said(answer.metadata()).as_deref(), Some("stream"));
+    let mut stream = answer.into_inner();
+    let mut items = Vec::new();
+    while let Some(item) = tokio::time::timeout(LIMIT, stream.message())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        items.push(item);
+    }
+    assert_eq!(items.len(), 2, "{items:?}");
+    let Some(v03::stream_response::Payload::Task(streamed)) = &items[0].payload else {
+        panic!("the task first: {items:?}");
+    };
+    let get = v03::GetTaskRequest {
+        name: format!("tasks/{}", streamed.id),
+        ..Default::default()
+    };
+    grpc.get_task(get)
+        .await
+        .expect("routed to b, learned from the stream");
+    let rpcs = |agent: &MockGrpc03Agent| agent.calls().iter().map(|c| c.0).collect::<Vec<_>>();
+    assert_eq!(
+        rpcs(&b),
+        ["SendMessage", "GetTask", "SendStreamingMessage", "GetTask"]
+    );
+    assert!(rpcs(&a).is_empty(), "{:?}", rpcs(&a));
+}

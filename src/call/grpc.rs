@@ -20,15 +20,14 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Request, Response};
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use tonic::Status;
 
-use super::grpc_agent::SaidInGrpc;
 use super::grpc_call::{bounded, deadline, past_deadline, read_json, sse_items};
+use super::grpc_pass::{frames_of, Passed};
 use super::grpc_serve::{said, serve_with};
 use super::grpc_status::{status_for, status_of};
 use crate::a2a::grpc::v1;
@@ -78,24 +77,14 @@ pub async fn handle(
         }
     }
     let limit = state.config.limits.max_body_bytes;
-    // The client's frames are read whole first: a unary call to a gRPC
-    // agent of its version passes them on as they came (`GrpcSent`).
+    // The client's frames are read whole first: a call to a gRPC agent of
+    // its version passes them on as they came (`GrpcSent`).
     let (parts, body) = request.into_parts();
-    let frames = match http_body_util::Limited::new(body, limit.saturating_add(5))
-        .collect()
-        .await
-    {
-        Ok(read) => read.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            let why = format!("the message is over limits.max_body_bytes ({limit} bytes)");
-            return said(Status::resource_exhausted(why).into_http());
-        }
-        Err(e) => {
-            let why = format!("the request broke off: {e}");
-            return said(Status::cancelled(why).into_http());
-        }
+    let frames = match frames_of(body, limit).await {
+        Ok(frames) => frames,
+        Err(status) => return said(status.into_http()),
     };
-    let passed = Arc::new(std::sync::Mutex::new(None));
+    let passed = Passed::default();
     let front = Front {
         state,
         conn: conn.clone(),
@@ -108,10 +97,7 @@ pub async fn handle(
         .max_decoding_message_size(limit)
         .max_encoding_message_size(MAX_ANSWER);
     let request = Request::from_parts(parts, http_body_util::Full::new(frames));
-    let answered = serve_with(server, request).await;
-    // A passed-through answer goes as the agent wrote it.
-    let passed = passed.lock().ok().and_then(|mut slot| slot.take());
-    passed.unwrap_or(answered)
+    passed.or(serve_with(server, request).await)
 }
 
 /// One gRPC call's way into the gateway.
@@ -125,7 +111,7 @@ struct Front {
     frames: Bytes,
     /// The agent's own answer, when the call passed through (`handle`
     /// answers with it instead of tonic's).
-    passed: Arc<std::sync::Mutex<Option<Response<Body>>>>,
+    passed: Passed,
 }
 
 impl Front {
@@ -135,7 +121,6 @@ impl Front {
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
-        unary: bool,
     ) -> Result<Response<Body>, Status> {
         let (metadata, _, mut message) = request.into_parts();
         let mut metadata = metadata.into_headers();
@@ -161,9 +146,13 @@ impl Front {
                 crate::a2a::grpc::call::with_string_field(&self.frames, field, message.tenant())
             }
         };
-        if let (true, Some(frames)) = (unary, frames) {
-            let path = self.path.clone();
-            let sent = super::grpc_agent::GrpcSent { path, frames };
+        if let Some(frames) = frames {
+            let (path, deadline) = (self.path.clone(), self.deadline);
+            let sent = super::grpc_agent::GrpcSent {
+                path,
+                frames,
+                deadline,
+            };
             request.extensions_mut().insert(sent);
         }
         let headers = request.headers_mut();
@@ -186,14 +175,11 @@ impl Front {
         method: &'static str,
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<A>, Status> {
-        let response = self.call(method, request, true).await?;
-        if response.extensions().get::<SaidInGrpc>().is_some() {
-            if let Ok(mut slot) = self.passed.lock() {
-                *slot = Some(response);
-            }
+        let response = self.call(method, request).await?;
+        let Some(response) = self.passed.unless_passed(response) else {
             // Not sent: `handle` answers with the agent's own answer.
             return Ok(tonic::Response::new(A::default()));
-        }
+        };
         let result = match self.deadline {
             Some(deadline) => (tokio::time::timeout_at(deadline, result_of(response)).await)
                 .map_err(|_| past_deadline())??,
@@ -301,7 +287,13 @@ impl Front {
         method: &'static str,
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<Answers>, Status> {
-        let response = self.call(method, request, false).await?;
+        let response = self.call(method, request).await?;
+        let Some(response) = self.passed.unless_passed(response) else {
+            // Not sent: `handle` answers with the agent's own stream.
+            return Ok(tonic::Response::new(
+                Box::pin(futures_util::stream::empty()),
+            ));
+        };
         if !super::relay::is_event_stream(response.headers()) {
             // A refusal, or an agent that answered the stream at once.
             let item = stream_item(result_of(response).await?);

@@ -22,7 +22,8 @@ use serde_json::Value;
 use tonic::Status;
 
 use super::grpc_call::{bounded, past_deadline, read_json, sse_items, Answers};
-use super::grpc_serve::serve_with;
+use super::grpc_pass::{frames_of, Passed};
+use super::grpc_serve::{said, serve_with};
 use super::grpc_status::{status_for, status_from_json};
 use crate::a2a::grpc::v03;
 use crate::http::body::Body;
@@ -36,21 +37,37 @@ pub(super) async fn handle(
     deadline: Option<tokio::time::Instant>,
 ) -> Response<Body> {
     let limit = state.config.limits.max_body_bytes;
+    // Read whole first: a call to a 0.3 gRPC agent passes them on as they came.
+    let (parts, body) = request.into_parts();
+    let frames = match frames_of(body, limit).await {
+        Ok(frames) => frames,
+        Err(status) => return said(status.into_http()),
+    };
+    let passed = Passed::default();
     let front = Front03 {
         state,
         conn: conn.clone(),
         deadline,
+        path: parts.uri.path().to_string(),
+        frames: frames.clone(),
+        passed: passed.clone(),
     };
     let server = v03::a2a_service_server::A2aServiceServer::new(front)
         .max_decoding_message_size(limit)
         .max_encoding_message_size(super::grpc_call::MAX_ANSWER);
-    serve_with(server, request).await
+    let request = Request::from_parts(parts, http_body_util::Full::new(frames));
+    passed.or(serve_with(server, request).await)
 }
 
 struct Front03 {
     state: Arc<AppState>,
     conn: ConnInfo,
     deadline: Option<tokio::time::Instant>,
+    /// The call's path and frames as the client sent them.
+    path: String,
+    frames: Bytes,
+    /// The agent's own answer, when the call passed through.
+    passed: Passed,
 }
 
 /// A 0.3 REST call: its method, path (and query) under `/v1`, and body.
@@ -145,6 +162,12 @@ impl Front03 {
             let json = HeaderValue::from_static("application/json");
             headers.insert(header::CONTENT_TYPE, json);
         }
+        let sent = super::grpc_agent::GrpcSent {
+            path: self.path.clone(),
+            frames: self.frames.clone(),
+            deadline: self.deadline,
+        };
+        request.extensions_mut().insert(sent);
         let served =
             super::handle_rest_read(self.state.clone(), &self.conn, request, agent, placed);
         match self.deadline {
@@ -156,12 +179,16 @@ impl Front03 {
     }
 
     /// A unary call: the REST answer read back as `A`.
-    async fn unary<Q, A: DeserializeOwned>(
+    async fn unary<Q, A: DeserializeOwned + Default>(
         &self,
         request: tonic::Request<Q>,
         rest: Rest,
     ) -> Result<tonic::Response<A>, Status> {
         let response = self.call(request, rest).await?;
+        let Some(response) = self.passed.unless_passed(response) else {
+            // Not sent: `handle` answers with the agent's own answer.
+            return Ok(tonic::Response::new(A::default()));
+        };
         let read = async {
             let ok = response.status().is_success();
             let answer = read_json(response.into_body()).await?;
@@ -183,6 +210,12 @@ impl Front03 {
         rest: Rest,
     ) -> Result<tonic::Response<Answers<v03::StreamResponse>>, Status> {
         let response = self.call(request, rest).await?;
+        let Some(response) = self.passed.unless_passed(response) else {
+            // Not sent: `handle` answers with the agent's own stream.
+            return Ok(tonic::Response::new(
+                Box::pin(futures_util::stream::empty()),
+            ));
+        };
         if !super::relay::is_event_stream(response.headers()) {
             let ok = response.status().is_success();
             let answer = read_json(response.into_body()).await?;

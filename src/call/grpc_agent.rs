@@ -57,12 +57,14 @@ pub(super) fn call(
     Ok(call.streaming(family.streams()).grpc(target))
 }
 
-/// A gRPC client's unary call to the 1.0 service, as it came: its path
-/// and its frames, for an agent that speaks the same service (`pass`).
+/// A gRPC client's call, as it came: its path and its frames, for an
+/// agent that speaks the same service (`pass`).
 #[derive(Clone)]
 pub(super) struct GrpcSent {
     pub(super) path: String,
     pub(super) frames: Bytes,
+    /// The client's `grpc-timeout`: the answer is bounded by it.
+    pub(super) deadline: Option<tokio::time::Instant>,
 }
 
 /// Marks an answer that is the agent's gRPC answer, passed through: the
@@ -76,15 +78,15 @@ pub(super) struct SaidInGrpc;
 pub(super) fn pass(
     upstream: &Upstream,
     mut parts: Parts,
-    sent: GrpcSent,
-    at: &Uri,
+    (sent, family): (GrpcSent, Family),
+    (at, version): (&Uri, Version),
     origin: Origin,
     caller: &Caller<'_>,
 ) -> Result<RpcCall, GatewayError> {
-    grpc_headers(&mut parts.headers, Version::V1_0);
+    grpc_headers(&mut parts.headers, version);
     let target = target(at, &sent.path)?;
     let call = upstream.rpc_call_from(parts, sent.frames, origin, caller);
-    Ok(call.grpc(target))
+    Ok(call.streaming(family.streams()).grpc(target))
 }
 
 /// Whether a passed-through answer is a gRPC answer; the agent's failure
@@ -104,22 +106,31 @@ pub(super) fn check_passed(response: &Response<Leased>, owner: &str) -> Result<(
 /// it came.
 pub(super) fn head_error(response: &Response<Leased>) -> Option<i32> {
     let status = status_in(response.headers()).filter(|s| s.code() != tonic::Code::Ok)?;
-    let details = status.get_error_details();
-    let reason = details.error_info().map(|i| i.reason.as_str());
-    Some(code_for_rest(
-        reason,
-        Some(super::grpc_status::code_name(status.code())),
-    ))
+    Some(code_of(&status))
 }
 
-/// A passed-through unary answer (its frames) as a JSON-RPC result, for
-/// learning from it (`crate::a2a::seen` reads JSON-RPC answers). No
-/// message (an error status): nothing to learn.
-pub(super) fn as_result(family: Family, frames: &[u8]) -> Vec<u8> {
-    let mut buffer = BytesMut::from(frames);
-    let message = next_message(&mut buffer, MAX_ANSWER).ok().flatten();
-    let json = message.and_then(|m| answer_json(Version::V1_0, family, &m).ok());
+/// The JSON-RPC code of an agent's gRPC status: its ErrorInfo's reason,
+/// else its code (the one table).
+pub(super) fn code_of(status: &tonic::Status) -> i32 {
+    let details = status.get_error_details();
+    let reason = details.error_info().map(|i| i.reason.as_str());
+    code_for_rest(reason, Some(super::grpc_status::code_name(status.code())))
+}
+
+/// A passed-through unary answer's message (a `family` answer in the
+/// service of `version`) as a 1.0 JSON-RPC result, for learning from it
+/// (`crate::a2a::seen` reads JSON-RPC answers).
+pub(super) fn as_result((family, version): (Family, Version), message: &[u8]) -> Vec<u8> {
+    let json = result_json(version, family, message).ok();
     json.map(|json| result("null", &json)).unwrap_or_default()
+}
+
+/// A passed-through stream's message as the 1.0 SSE event it would have
+/// been, for learning from it as from a relayed stream's.
+pub(super) fn as_event((family, version): (Family, Version), message: &[u8]) -> Bytes {
+    let json = result_json(version, family, message).ok();
+    json.map(|json| event(&result("null", &json)))
+        .unwrap_or_default()
 }
 
 /// The headers of a call to a gRPC agent of `version`: the client's, as

@@ -36,7 +36,9 @@ mod grpc03;
 mod grpc_agent;
 mod grpc_call;
 mod grpc_health;
+mod grpc_pass;
 mod grpc_reflection;
+mod grpc_relay;
 mod grpc_serve;
 mod grpc_status;
 mod intake;
@@ -282,6 +284,15 @@ async fn handle_call(
         grpc_sent,
     };
     match forward(state, call, bytes.clone(), record).await {
+        // A gRPC agent's own answer to a gRPC client (`grpc03`) goes as it is.
+        Ok(response)
+            if response
+                .extensions()
+                .get::<grpc_agent::SaidInGrpc>()
+                .is_some() =>
+        {
+            response
+        }
         Ok(response) if front.is_rest() => {
             let v03 = (front == Front::Rest03).then_some(method.family);
             rest::answer(response, v03).await
@@ -541,6 +552,20 @@ async fn forward(
         Door::Rest { .. } | Door::Grpc { .. } => Versions::default().with(Version::V1_0),
     };
     let mut bridged = bridged::plan(state, &call, versions, &owner)?;
+    // A gRPC call to a gRPC agent of its service goes as it came, with no
+    // translation (a 0.3 one came said as its 0.3 REST call: `grpc03`).
+    let grpc_sent = match (call.front, &door) {
+        (Front::Grpc, Door::Grpc { version, .. })
+            if *version == Version::V1_0 && bridged.is_none() =>
+        {
+            call.grpc_sent
+        }
+        (Front::Rest03, Door::Grpc { version, .. }) if *version == Version::V0_3 => call.grpc_sent,
+        _ => None,
+    };
+    if grpc_sent.is_some() {
+        bridged = None;
+    }
     let (client, agent) = match (&bridged, &door) {
         (Some(b), Door::JsonRpc(_)) => (call.front.version(b.client()), b.agent()),
         (_, Door::Rest { version, .. }) => (said_in, *version),
@@ -565,19 +590,15 @@ async fn forward(
     let passes_as_rest = call.front.is_rest()
         && bridged.is_none()
         && matches!(&door, Door::Rest { version, .. } if *version == said_in);
-    // A gRPC unary call to a gRPC agent of its version goes as it came.
-    let grpc_sent = match (call.front, &bridged, &door) {
-        (Front::Grpc, None, Door::Grpc { version, .. }) if *version == Version::V1_0 => {
-            call.grpc_sent
-        }
-        _ => None,
-    };
     let passes_as_grpc = grpc_sent.is_some();
+    let mut grpc_deadline = None;
     let forwarded = match (&door, &call.rest_sent) {
         (Door::Grpc { url, .. }, _) if passes_as_grpc => {
             let at = grpc_origin(url, config, &owner)?;
             let sent = grpc_sent.ok_or_else(|| GatewayError::Internal("no gRPC call".into()))?;
-            grpc_agent::pass(upstream, parts, sent, &at, origin, &caller)?
+            grpc_deadline = sent.deadline;
+            let at = (&at, agent);
+            grpc_agent::pass(upstream, parts, (sent, family), at, origin, &caller)?
         }
         (Door::Rest { path, .. }, Some(sent)) if passes_as_rest => {
             let sent = (sent.path.as_str(), &sent.body);
@@ -632,7 +653,11 @@ async fn forward(
     if passes_as_grpc {
         grpc_agent::check_passed(&response, &answer.owner)?;
         let error = grpc_agent::head_error(&response);
-        sighting.grpc_answer = Some(family);
+        sighting.grpc_answer = Some(relay::GrpcPassed {
+            family,
+            version: agent,
+            deadline: grpc_deadline,
+        });
         let mut response = answer.deliver(response, sighting).await?;
         response.extensions_mut().insert(grpc_agent::SaidInGrpc);
         if let Some(code) = error {

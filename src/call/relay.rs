@@ -31,7 +31,7 @@ pub(super) fn relay<B>(
     id: Option<&RawValue>,
     record: &Record,
     permits: Permits,
-    sighting: Sighting,
+    mut sighting: Sighting,
 ) -> Response<Body>
 where
     B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
@@ -51,10 +51,9 @@ where
         parts.headers.remove(header::CONTENT_LENGTH);
         let upstream = owner.clone();
         let open = StreamOpen::new(state.metrics.clone());
-        let mut first = true;
-        let mut tasks = crate::telemetry::metrics::StreamTasks::new(state.metrics.clone());
         let rest_answer = sighting.rest_answer;
         let mut as_rpc = rest_answer.then(|| super::rest_agent::events(None, false));
+        let mut learn = learn_events(state, owner, &sighting, record);
         let on_events = Box::new(move |events: &[u8]| {
             let said;
             let events = match as_rpc.as_mut() {
@@ -64,20 +63,7 @@ where
                 }
                 None => events,
             };
-            let observed = seen::from_events(events);
-            if let Some(trace) = &trace {
-                trace.saw(&observed, true);
-            }
-            let metrics = &learner.metrics;
-            if std::mem::take(&mut first) {
-                metrics
-                    .sse_first_event
-                    .observe(sighting.started.elapsed().as_secs_f64());
-            }
-            for kind in &observed.kinds {
-                metrics.sse_event(kind);
-            }
-            learner.observe_events(&observed, &owner, sighting.skill.as_deref(), &mut tasks);
+            learn(events)
         });
         let (rewrite, client) = sighting.rewrite.unzip();
         // The call's record learns how the stream ended (`Record::head`).
@@ -103,20 +89,20 @@ where
         // in-flight slot: streams are bounded by their own limits.
         drop(permits.slot);
         Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
+    } else if let Some(passed) = sighting.grpc_answer.take() {
+        grpc_answer(
+            &mut parts, body, state, owner, record, permits, sighting, passed,
+        )
     } else {
-        let (rest_answer, grpc_answer) = (sighting.rest_answer, sighting.grpc_answer);
+        let rest_answer = sighting.rest_answer;
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
             let said;
-            let bytes = match (rest_answer, grpc_answer) {
-                (true, _) => {
+            let bytes = match rest_answer {
+                true => {
                     said = super::rest_agent::as_result(bytes);
                     &said[..]
                 }
-                (false, Some(family)) => {
-                    said = super::grpc_agent::as_result(family, bytes);
-                    &said[..]
-                }
-                (false, None) => bytes,
+                false => bytes,
             };
             let seen = seen::from_response(bytes);
             if let Some(trace) = &trace {
@@ -130,6 +116,117 @@ where
     Response::from_parts(parts, body)
 }
 
+/// What a stream's events teach, as they pass: the tasks they show owned
+/// by `owner`, the time to the first, each event's kind counted.
+fn learn_events(
+    state: &Arc<AppState>,
+    owner: Arc<str>,
+    sighting: &Sighting,
+    record: &Record,
+) -> impl FnMut(&[u8]) + Send + 'static {
+    let (learner, trace) = (state.clone(), record.trace.clone());
+    let (skill, started) = (sighting.skill.clone(), sighting.started);
+    let mut first = true;
+    let mut tasks = crate::telemetry::metrics::StreamTasks::new(state.metrics.clone());
+    move |events: &[u8]| {
+        let observed = seen::from_events(events);
+        if let Some(trace) = &trace {
+            trace.saw(&observed, true);
+        }
+        let metrics = &learner.metrics;
+        if std::mem::take(&mut first) {
+            metrics
+                .sse_first_event
+                .observe(started.elapsed().as_secs_f64());
+        }
+        for kind in &observed.kinds {
+            metrics.sse_event(kind);
+        }
+        learner.observe_events(&observed, &owner, skill.as_deref(), &mut tasks);
+    }
+}
+
+/// A gRPC agent's answer passed through to a gRPC client of its service
+/// (`super::grpc_relay`): a stream's messages learned from as its events
+/// would be, a unary answer's as its result; a stream holds its stream
+/// place, not an in-flight slot, and ends with the gateway's shutdown.
+#[allow(clippy::too_many_arguments)]
+fn grpc_answer<B>(
+    parts: &mut http::response::Parts,
+    body: B,
+    state: &Arc<AppState>,
+    owner: Arc<str>,
+    record: &Record,
+    permits: Permits,
+    sighting: Sighting,
+    passed: GrpcPassed,
+) -> Body
+where
+    B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
+        + Send
+        + Unpin
+        + 'static,
+{
+    use super::grpc_relay::{GrpcRelay, GrpcRelaySettings, OnMessage};
+    let limits = &state.config.limits;
+    let (family, version) = (passed.family, passed.version);
+    let streams = family.streams();
+    let ended = crate::telemetry::access::StreamEnd::default();
+    parts.extensions.insert(ended.clone());
+    let on_message: OnMessage = match streams {
+        true => {
+            let mut learn = learn_events(state, owner.clone(), &sighting, record);
+            Box::new(move |message: &[u8]| {
+                learn(&super::grpc_agent::as_event((family, version), message));
+            })
+        }
+        false => {
+            let (learner, trace) = (state.clone(), record.trace.clone());
+            let (owner, skill) = (owner.clone(), sighting.skill.clone());
+            Box::new(move |message: &[u8]| {
+                let result = super::grpc_agent::as_result((family, version), message);
+                let seen = seen::from_response(&result);
+                if let Some(trace) = &trace {
+                    trace.saw(&seen, false);
+                }
+                learner.observe_answer(&seen, &owner, skill.as_deref());
+            })
+        }
+    };
+    let settings = GrpcRelaySettings {
+        upstream: owner,
+        x_request_id: record.request_id().into(),
+        idle_timeout: limits.sse_idle_timeout,
+        max_message_bytes: match streams {
+            true => limits.max_sse_event_bytes,
+            false => MAX_LEARNED_BYTES,
+        },
+        on_message,
+        head_status: parts.headers.contains_key("grpc-status"),
+        deadline: passed.deadline,
+        closing: streams.then(|| state.closing.clone()),
+        ended,
+    };
+    let relayed = GrpcRelay::new(body, settings);
+    match streams {
+        true => {
+            drop(permits.slot);
+            let open = StreamOpen::new(state.metrics.clone());
+            Guarded::new(relayed, (permits.stream, open)).boxed_unsync()
+        }
+        false => Guarded::new(relayed, permits).boxed_unsync(),
+    }
+}
+
+/// A call to a gRPC agent passed through as the client sent it.
+pub(super) struct GrpcPassed {
+    pub(super) family: crate::a2a::Family,
+    /// The service's A2A version (the client's and the agent's).
+    pub(super) version: crate::a2a::Version,
+    /// The client's `grpc-timeout`.
+    pub(super) deadline: Option<tokio::time::Instant>,
+}
+
 /// What the relay needs to attribute what it sees, and (for a stream the
 /// bridge translates) to say it in the client's version.
 pub(super) struct Sighting {
@@ -141,9 +238,9 @@ pub(super) struct Sighting {
     /// The answer is an HTTP+JSON agent's, passed through as it came:
     /// results alone, which are learned from as JSON-RPC results would be.
     pub(super) rest_answer: bool,
-    /// The answer is a gRPC agent's to a call of this family, passed
-    /// through as it came: its message is learned from as a result.
-    pub(super) grpc_answer: Option<crate::a2a::Family>,
+    /// The answer is a gRPC agent's, passed through as it came
+    /// (`grpc_answer`).
+    pub(super) grpc_answer: Option<GrpcPassed>,
 }
 
 impl Sighting {

@@ -6,11 +6,13 @@
 //! It keeps the tasks it made. `SendMessage` completes a task with the
 //! text echoed, or leaves it input-required when the text has "more";
 //! `SendStreamingMessage` says the task, `working`, then `completed`, and
-//! a text with "break" ends the stream after the task with UNAVAILABLE;
+//! a text with "break" ends the stream after the task with UNAVAILABLE,
+//! "slow" waits 400 ms before each message;
 //! `GetTask` and `CancelTask` know its tasks (else NOT_FOUND with the
 //! TASK_NOT_FOUND ErrorInfo); a completed task is not cancelable. Other
 //! RPCs are UNIMPLEMENTED. Every call's metadata is recorded. A
-//! `SendMessage` answer carries `x-agent-said: send` in its metadata.
+//! `SendMessage` answer carries `x-agent-said: send` in its metadata, a
+//! `SendStreamingMessage` one `x-agent-said: stream`.
 
 #![allow(dead_code)]
 
@@ -285,7 +287,21 @@ impl A2aService for Agent {
             let state = v1::TaskState::try_from(last.state).unwrap_or_default();
             items.push(Ok(update(state, last.message)));
         }
-        Ok(Response::new(Box::pin(futures_util::stream::iter(items))))
+        let slow = text_of(request.get_ref().message.as_ref()).contains("slow");
+        let items = futures_util::StreamExt::then(
+            futures_util::stream::iter(items),
+            move |item| async move {
+                if slow {
+                    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+                }
+                item
+            },
+        );
+        let mut answer = Response::new(Box::pin(items) as Answers);
+        answer
+            .metadata_mut()
+            .insert("x-agent-said", "stream".parse().unwrap());
+        Ok(answer)
     }
 
     async fn get_task(

@@ -4,7 +4,9 @@
 //! completes a task with the text echoed; `SendStreamingMessage` says the
 //! task, then a final `completed` status; `GetTask` knows its tasks (else
 //! NOT_FOUND with the TASK_NOT_FOUND ErrorInfo). Other RPCs are
-//! UNIMPLEMENTED. Every call's RPC and message are recorded.
+//! UNIMPLEMENTED. Every call's RPC and message are recorded. The answers to
+//! `SendMessage` and `SendStreamingMessage` carry `x-agent-said` metadata
+//! (`send`, `stream`): only the agent's own answer, passed through, has it.
 
 #![allow(dead_code)]
 
@@ -130,9 +132,13 @@ impl A2aService for Agent {
     ) -> Result<Response<v03::SendMessageResponse>, Status> {
         self.record("SendMessage", request.get_ref());
         let task = self.task(request.get_ref());
-        Ok(Response::new(v03::SendMessageResponse {
+        let mut answer = Response::new(v03::SendMessageResponse {
             payload: Some(v03::send_message_response::Payload::Task(task)),
-        }))
+        });
+        answer
+            .metadata_mut()
+            .insert("x-agent-said", "send".parse().unwrap());
+        Ok(answer)
     }
 
     type SendStreamingMessageStream = Answers;
@@ -158,7 +164,11 @@ impl A2aService for Agent {
                 payload: Some(v03::stream_response::Payload::StatusUpdate(update)),
             }),
         ];
-        Ok(Response::new(Box::pin(futures_util::stream::iter(items))))
+        let mut answer = Response::new(Box::pin(futures_util::stream::iter(items)) as Answers);
+        answer
+            .metadata_mut()
+            .insert("x-agent-said", "stream".parse().unwrap());
+        Ok(answer)
     }
 
     async fn get_task(

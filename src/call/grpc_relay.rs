@@ -1,0 +1,218 @@
+//! A gRPC agent's answer passed through to a gRPC client of its service:
+//! every frame (data and trailers) goes on as the agent wrote it. On the
+//! way, the messages are cut out of a copy for `on_message` (learning task
+//! ids, counting stream events), and the call is bounded as a relayed SSE
+//! stream is (`super::sse`): silence past the idle timeout, the gateway's
+//! shutdown, the client's `grpc-timeout` or a broken agent end it with
+//! trailers carrying the status the one table names. A non-OK status in the
+//! agent's own trailers is told to the call's record.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::HeaderMap;
+use http_body::{Body, Frame, SizeHint};
+use pin_project_lite::pin_project;
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use crate::a2a::grpc::call::next_message;
+use crate::http::body::BoxError;
+use crate::http::error::codes;
+use crate::telemetry::access::StreamEnd;
+
+/// Called with each whole message of the answer (its bytes, unframed).
+pub(super) type OnMessage = Box<dyn FnMut(&[u8]) + Send>;
+
+/// What the relay needs to know besides the agent's body.
+pub(super) struct GrpcRelaySettings {
+    pub(super) upstream: std::sync::Arc<str>,
+    /// The call's `X-Request-Id`, so that a failure names its call.
+    pub(super) x_request_id: Box<str>,
+    pub(super) idle_timeout: Duration,
+    /// Messages larger than this are passed on but not looked at.
+    pub(super) max_message_bytes: usize,
+    pub(super) on_message: OnMessage,
+    /// The answer's head said its status (trailers-only): no trailers follow.
+    pub(super) head_status: bool,
+    /// The client's `grpc-timeout`, as an instant.
+    pub(super) deadline: Option<Instant>,
+    /// Cancelled when the gateway's shutdown grace is over.
+    pub(super) closing: Option<CancellationToken>,
+    /// The record's: the code of a status that ended the call in error.
+    pub(super) ended: StreamEnd,
+}
+
+pin_project! {
+    #[project = Relay]
+    pub(super) struct GrpcRelay<B> {
+        #[pin]
+        inner: B,
+        #[pin]
+        idle: Sleep,
+        #[pin]
+        deadline: Option<Sleep>,
+        // The answer's bytes not yet cut into whole messages.
+        pending: BytesMut,
+        // A message was over the size looked at: the rest is only passed.
+        blind: bool,
+        settings: GrpcRelaySettings,
+        closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+        done: bool,
+    }
+}
+
+impl<B> GrpcRelay<B> {
+    pub(super) fn new(inner: B, settings: GrpcRelaySettings) -> Self {
+        Self {
+            inner,
+            idle: tokio::time::sleep(settings.idle_timeout),
+            deadline: settings.deadline.map(tokio::time::sleep_until),
+            pending: BytesMut::new(),
+            blind: false,
+            closing: (settings.closing.clone()).map(|t| Box::pin(t.cancelled_owned())),
+            settings,
+            done: false,
+        }
+    }
+}
+
+type Polled = Poll<Option<Result<Frame<Bytes>, BoxError>>>;
+
+impl<B> Body for GrpcRelay<B>
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Polled {
+        let mut this = self.project();
+        if *this.done {
+            return Poll::Ready(None);
+        }
+        // The client's deadline holds even while the agent keeps talking.
+        if let Some(deadline) = this.deadline.as_mut().as_pin_mut() {
+            if deadline.poll(cx).is_ready() {
+                let status = super::grpc_call::past_deadline();
+                return this.end_with(codes::UPSTREAM_TIMEOUT, status);
+            }
+        }
+        match this.inner.as_mut().poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                let next = Instant::now() + this.settings.idle_timeout;
+                this.idle.as_mut().reset(next);
+                let frame = match frame.into_data() {
+                    Ok(data) => {
+                        this.look_at(&data);
+                        return Poll::Ready(Some(Ok(Frame::data(data))));
+                    }
+                    Err(frame) => frame,
+                };
+                if let Some(trailers) = frame.trailers_ref() {
+                    *this.done = true;
+                    this.told(trailers);
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                let why = format!("the answer broke off: {e}");
+                this.finish(codes::UPSTREAM_STREAM_BROKEN, &why)
+            }
+            Poll::Ready(None) if *this.done || this.settings.head_status => {
+                *this.done = true;
+                Poll::Ready(None)
+            }
+            Poll::Ready(None) => {
+                let why = "the answer ended with no grpc-status";
+                this.finish(codes::UPSTREAM_STREAM_BROKEN, why)
+            }
+            Poll::Pending => this.on_quiet(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+impl<B> Relay<'_, B> {
+    /// Cuts the whole messages `data` finishes out of a copy.
+    fn look_at(&mut self, data: &Bytes) {
+        if *self.blind {
+            return;
+        }
+        self.pending.extend_from_slice(data);
+        let max = self.settings.max_message_bytes;
+        loop {
+            match next_message(self.pending, max) {
+                Ok(Some(message)) => (self.settings.on_message)(&message),
+                Ok(None) => return,
+                Err(_) => {
+                    // Too large to look at, or not gRPC framing: the
+                    // client reads it as the agent wrote it.
+                    *self.blind = true;
+                    *self.pending = BytesMut::new();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The agent's trailers: a status other than OK is the call's error.
+    fn told(&self, trailers: &HeaderMap) {
+        let status = tonic::Status::from_header_map(trailers);
+        if let Some(status) = status.filter(|s| s.code() != tonic::Code::Ok) {
+            let code = super::grpc_agent::code_of(&status);
+            self.settings.ended.set(code);
+        }
+    }
+
+    /// Nothing from the agent now: wait for it, the deadline (polled
+    /// already), the shutdown or the idle timeout.
+    fn on_quiet(&mut self, cx: &mut Context<'_>) -> Polled {
+        if let Some(closing) = self.closing.as_mut() {
+            if closing.as_mut().poll(cx).is_ready() {
+                let why = "the gateway is shutting down; call again to continue";
+                return self.finish(codes::SHUTTING_DOWN, why);
+            }
+        }
+        ready!(self.idle.as_mut().poll(cx));
+        let why = format!(
+            "nothing from the agent for {:?}",
+            self.settings.idle_timeout
+        );
+        self.finish(codes::UPSTREAM_STREAM_IDLE, &why)
+    }
+
+    /// Ends the answer with the status the table gives `code`.
+    fn finish(&mut self, code: i32, why: &str) -> Polled {
+        let message = match code {
+            codes::SHUTTING_DOWN => why.to_string(),
+            _ => format!("upstream '{}': {why}", self.settings.upstream),
+        };
+        let data = serde_json::json!({ "upstream": &*self.settings.upstream });
+        let status = super::grpc_status::status_for(code.into(), message, Some(&data));
+        self.end_with(code, status)
+    }
+
+    fn end_with(&mut self, code: i32, status: tonic::Status) -> Polled {
+        *self.done = true;
+        self.settings.ended.set(code);
+        let settings = &*self.settings;
+        tracing::warn!(request_id = &*settings.x_request_id, upstream = %settings.upstream, code, "{}", status.message());
+        let mut trailers = HeaderMap::new();
+        match status.add_header(&mut trailers) {
+            Ok(()) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
+            Err(e) => Poll::Ready(Some(Err(e.into()))),
+        }
+    }
+}
