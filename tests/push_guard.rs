@@ -408,3 +408,75 @@ async fn the_gateway_applies_the_configured_exceptions() {
     assert!(answer.get("error").is_none(), "{answer}");
     assert_eq!(mock.request_count(), 1);
 }
+
+#[tokio::test]
+async fn a_grpc_calls_webhook_is_guarded_in_either_service() {
+    use a2a_gateway::a2a::grpc::{v03, v1};
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("a", &agent.url())], "").await;
+    let metadata_url = "http://169.254.169.254/latest";
+    let refused = |status: tonic::Status| {
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        assert!(
+            status.message().contains("cloud metadata address"),
+            "{}",
+            status.message()
+        );
+    };
+    let mut v1 = v1::a2a_service_client::A2aServiceClient::connect(format!("http://{}", gw.addr()))
+        .await
+        .unwrap();
+    let config = v1::TaskPushNotificationConfig {
+        task_id: "t-1".into(),
+        url: metadata_url.into(),
+        ..Default::default()
+    };
+    refused(
+        v1.create_task_push_notification_config(config.clone())
+            .await
+            .unwrap_err(),
+    );
+    let send = v1::SendMessageRequest {
+        message: Some(v1::Message {
+            message_id: "m-1".into(),
+            role: v1::Role::User as i32,
+            parts: vec![v1::Part {
+                content: Some(v1::part::Content::Text("hi".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        configuration: Some(v1::SendMessageConfiguration {
+            task_push_notification_config: Some(config),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    refused(v1.send_message(send).await.unwrap_err());
+    let mut v03 =
+        v03::a2a_service_client::A2aServiceClient::connect(format!("http://{}", gw.addr()))
+            .await
+            .unwrap();
+    let create = v03::CreateTaskPushNotificationConfigRequest {
+        parent: "tasks/t-1".into(),
+        config_id: "c-1".into(),
+        config: Some(v03::TaskPushNotificationConfig {
+            name: "tasks/t-1/pushNotificationConfigs/c-1".into(),
+            push_notification_config: Some(v03::PushNotificationConfig {
+                url: metadata_url.into(),
+                ..Default::default()
+            }),
+        }),
+    };
+    refused(
+        v03.create_task_push_notification_config(create)
+            .await
+            .unwrap_err(),
+    );
+    let sent = agent
+        .requests()
+        .into_iter()
+        .filter(|r| !r.is_card_fetch())
+        .count();
+    assert_eq!(sent, 0, "no refused call reached the agent");
+}
