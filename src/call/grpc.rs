@@ -160,7 +160,14 @@ impl Front {
         // A gRPC call to this service is a 1.0 call, said or not.
         let v1 = http::HeaderValue::from_static("1.0");
         (headers.entry("a2a-version")).or_insert(v1);
-        let served = super::handle_grpc(self.state.clone(), &self.conn, request, agent);
+        // Boxed: the call's way through the gateway is a large future, and
+        // tonic moves the futures around it (perf: memmove of it, per call).
+        let served = Box::pin(super::handle_grpc(
+            self.state.clone(),
+            &self.conn,
+            request,
+            agent,
+        ));
         match self.deadline {
             Some(deadline) => {
                 (tokio::time::timeout_at(deadline, served).await).map_err(|_| past_deadline())

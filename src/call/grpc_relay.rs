@@ -32,7 +32,9 @@ pub(super) struct GrpcRelaySettings {
     pub(super) upstream: std::sync::Arc<str>,
     /// The call's `X-Request-Id`, so that a failure names its call.
     pub(super) x_request_id: Box<str>,
-    pub(super) idle_timeout: Duration,
+    /// A stream's longest silence (a unary answer has none here, as a
+    /// relayed unary answer of any binding has none).
+    pub(super) idle_timeout: Option<Duration>,
     /// Messages larger than this are passed on but not looked at.
     pub(super) max_message_bytes: usize,
     pub(super) on_message: OnMessage,
@@ -52,7 +54,7 @@ pin_project! {
         #[pin]
         inner: B,
         #[pin]
-        idle: Sleep,
+        idle: Option<Sleep>,
         #[pin]
         deadline: Option<Sleep>,
         // The answer's bytes not yet cut into whole messages.
@@ -69,7 +71,7 @@ impl<B> GrpcRelay<B> {
     pub(super) fn new(inner: B, settings: GrpcRelaySettings) -> Self {
         Self {
             inner,
-            idle: tokio::time::sleep(settings.idle_timeout),
+            idle: settings.idle_timeout.map(tokio::time::sleep),
             deadline: settings.deadline.map(tokio::time::sleep_until),
             pending: BytesMut::new(),
             blind: false,
@@ -104,8 +106,11 @@ where
         }
         match this.inner.as_mut().poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
-                let next = Instant::now() + this.settings.idle_timeout;
-                this.idle.as_mut().reset(next);
+                if let (Some(idle), Some(within)) =
+                    (this.idle.as_mut().as_pin_mut(), this.settings.idle_timeout)
+                {
+                    idle.reset(Instant::now() + within);
+                }
                 let frame = match frame.into_data() {
                     Ok(data) => {
                         this.look_at(&data);
@@ -185,11 +190,13 @@ impl<B> Relay<'_, B> {
                 return self.finish(codes::SHUTTING_DOWN, why);
             }
         }
-        ready!(self.idle.as_mut().poll(cx));
-        let why = format!(
-            "nothing from the agent for {:?}",
-            self.settings.idle_timeout
-        );
+        let (Some(idle), Some(within)) =
+            (self.idle.as_mut().as_pin_mut(), self.settings.idle_timeout)
+        else {
+            return Poll::Pending;
+        };
+        ready!(idle.poll(cx));
+        let why = format!("nothing from the agent for {within:?}");
         self.finish(codes::UPSTREAM_STREAM_IDLE, &why)
     }
 

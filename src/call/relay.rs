@@ -196,7 +196,7 @@ where
     let settings = GrpcRelaySettings {
         upstream: owner,
         x_request_id: record.request_id().into(),
-        idle_timeout: limits.sse_idle_timeout,
+        idle_timeout: streams.then_some(limits.sse_idle_timeout),
         max_message_bytes: match streams {
             true => limits.max_sse_event_bytes,
             false => MAX_LEARNED_BYTES,
