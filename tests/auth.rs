@@ -1530,3 +1530,97 @@ async fn no_secret_in_debug_logs_json() {
 async fn no_secret_in_debug_logs_text() {
     no_secret_in_logs("text").await;
 }
+
+// ---------------------------------------------------------------- gRPC
+
+/// A gRPC 1.0 `SendMessage` with `metadata` (name, value) pairs.
+fn grpc_send(
+    metadata: &[(&'static str, String)],
+) -> tonic::Request<a2a_gateway::a2a::grpc::v1::SendMessageRequest> {
+    use a2a_gateway::a2a::grpc::v1;
+    let mut request = tonic::Request::new(v1::SendMessageRequest {
+        message: Some(v1::Message {
+            message_id: "g-1".into(),
+            role: v1::Role::User as i32,
+            parts: vec![v1::Part {
+                content: Some(v1::part::Content::Text("hello".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    for (name, value) in metadata {
+        request.metadata_mut().insert(*name, value.parse().unwrap());
+    }
+    request
+}
+
+#[tokio::test]
+async fn grpc_calls_are_authenticated_by_bearer_metadata_and_authorized_per_skill_and_method() {
+    use a2a_gateway::a2a::grpc::v1::a2a_service_client::A2aServiceClient;
+    let (weather, travel) = fleet().await;
+    let config = format!(
+        "{}\n[[authz.rules]]\nsubjects = [\"alice\"]\nskills = [\"forecast\"]\nmethods = [\"send\"]\n",
+        bearer_scheme("bearer")
+    );
+    let gw = start(
+        &config,
+        &[("weather", &weather, ""), ("travel", &travel, "")],
+    )
+    .await;
+    let mut grpc = A2aServiceClient::connect(format!("http://{}", gw.addr()))
+        .await
+        .unwrap();
+    let alice = bearer(&hs256(&claims("alice")));
+
+    let anonymous = grpc.send_message(grpc_send(&[])).await.unwrap_err();
+    assert_eq!(
+        anonymous.code(),
+        tonic::Code::Unauthenticated,
+        "{anonymous:?}"
+    );
+    let forged = bearer(&hs256(&with(claims("alice"), json!({"aud": "elsewhere"}))));
+    let forged = grpc
+        .send_message(grpc_send(&[("authorization", forged)]))
+        .await
+        .unwrap_err();
+    assert_eq!(forged.code(), tonic::Code::Unauthenticated, "{forged:?}");
+
+    let allowed = [
+        ("authorization", alice.clone()),
+        ("a2a-skill", "forecast".to_string()),
+    ];
+    grpc.send_message(grpc_send(&allowed))
+        .await
+        .expect("alice may send to the forecast skill");
+    let other_skill = [
+        ("authorization", alice.clone()),
+        ("a2a-skill", "book-flight".to_string()),
+    ];
+    let denied = grpc
+        .send_message(grpc_send(&other_skill))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied, "{denied:?}");
+    // The rule allows `send` only: ListTasks is another method.
+    let mut list = tonic::Request::new(a2a_gateway::a2a::grpc::v1::ListTasksRequest::default());
+    list.metadata_mut()
+        .insert("authorization", alice.parse().unwrap());
+    list.metadata_mut()
+        .insert("a2a-skill", "forecast".parse().unwrap());
+    let denied = grpc.list_tasks(list).await.unwrap_err();
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied, "{denied:?}");
+
+    assert_eq!(weather.request_count(), 1);
+    assert_eq!(travel.request_count(), 0);
+    let sent = weather
+        .requests()
+        .into_iter()
+        .rfind(|r| !r.is_card_fetch())
+        .unwrap();
+    assert!(
+        sent.header("authorization").is_none(),
+        "the gateway's credential stays here"
+    );
+}

@@ -871,3 +871,73 @@ async fn a_proxy_protocol_header_comes_before_the_handshake() {
         "a handshake without the header is refused"
     );
 }
+
+/// The `mutualTLS` scheme holds for gRPC calls too (h2 by ALPN): no
+/// certificate is UNAUTHENTICATED, a verified one names the caller.
+#[tokio::test]
+async fn the_mutual_tls_scheme_names_a_grpc_caller_too() {
+    use a2a_gateway::a2a::grpc::v1;
+    use prost::Message as _;
+    let ca = Ca::new("Test CA");
+    let files = Files::new("mtls-grpc", &ca.server("gateway", 1));
+    let client_ca = files.dir.write("ca.pem", &ca.cert.pem());
+    let agent = MockAgent::start(Mode::Normal).await;
+    let text = format!(
+        "{}\n[auth]\n[auth.schemes.mtls]\ntype = \"mutualTLS\"\n\n[[upstreams]]\nname = \"echo\"\nurl = \"{}\"\nidentity_header = \"X-Caller\"\n",
+        files.section(Some(&client_ca), Some("optional"), "1h"),
+        agent.url()
+    );
+    let gw = TestGateway::from_toml(&text).await;
+    let request = v1::SendMessageRequest {
+        message: Some(v1::Message {
+            message_id: "m-1".into(),
+            role: v1::Role::User as i32,
+            parts: vec![v1::Part {
+                content: Some(v1::part::Content::Text("who am I".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let message = request.encode_to_vec();
+    let mut framed = vec![0];
+    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    framed.extend_from_slice(&message);
+    let framed = Bytes::from(framed);
+    let grpc = [("content-type", "application/grpc"), ("te", "trailers")];
+    let path = "/lf.a2a.v1.A2AService/SendMessage";
+    let status_of = |headers: &http::HeaderMap| {
+        (headers.get("grpc-status")).and_then(|v| v.to_str().ok().map(str::to_string))
+    };
+
+    let setup = ClientSetup::new(&ca).alpn(&[b"h2"]);
+    let mut anonymous = Conn::open(gw.addr(), &setup).await.unwrap();
+    let answer = anonymous
+        .post_to(path, &grpc, framed.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        status_of(&answer.headers).as_deref(),
+        Some("16"),
+        "{:?}",
+        answer.headers
+    );
+    assert_eq!(agent.requests().len(), 0);
+
+    let alice = ca.client("alice");
+    let setup = ClientSetup::new(&ca).alpn(&[b"h2"]).identity(&alice);
+    let mut conn = Conn::open(gw.addr(), &setup).await.unwrap();
+    let answer = conn.post_to(path, &grpc, framed).await.unwrap();
+    assert_eq!(
+        status_of(&answer.headers).as_deref(),
+        Some("0"),
+        "{:?}",
+        answer.headers
+    );
+    let seen = agent
+        .requests()
+        .pop()
+        .expect("alice's call reached the agent");
+    assert_eq!(seen.header("x-caller"), Some("alice@example.com"));
+}

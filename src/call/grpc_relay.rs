@@ -223,3 +223,168 @@ impl<B> Relay<'_, B> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::grpc::call::framed;
+    use futures_util::stream;
+    use http_body_util::{BodyExt, StreamBody};
+    use std::sync::{Arc, Mutex};
+
+    type Chunk = Result<Frame<Bytes>, std::io::Error>;
+    type Relayed = GrpcRelay<StreamBody<stream::Iter<std::vec::IntoIter<Chunk>>>>;
+
+    fn trailers(code: &str) -> Chunk {
+        let mut map = HeaderMap::new();
+        map.insert("grpc-status", code.parse().unwrap());
+        map.insert("grpc-message", "said%20so".parse().unwrap());
+        Ok(Frame::trailers(map))
+    }
+
+    /// A relay over `chunks`, with what it saw and what it told the record.
+    fn relay_of(
+        chunks: Vec<Chunk>,
+        idle: Option<u64>,
+        head_status: bool,
+    ) -> (Relayed, Arc<Mutex<Vec<Vec<u8>>>>, StreamEnd) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let ended = StreamEnd::default();
+        let saw = seen.clone();
+        let settings = GrpcRelaySettings {
+            upstream: "up".into(),
+            x_request_id: "x-r1".into(),
+            idle_timeout: idle.map(Duration::from_millis),
+            max_message_bytes: 16,
+            on_message: Box::new(move |m: &[u8]| saw.lock().unwrap().push(m.to_vec())),
+            head_status,
+            deadline: None,
+            closing: None,
+            ended: ended.clone(),
+        };
+        let body = StreamBody::new(stream::iter(chunks));
+        (GrpcRelay::new(body, settings), seen, ended)
+    }
+
+    /// Every frame of a relay: its data, joined, and its trailers.
+    async fn frames<B: Body<Data = Bytes, Error = BoxError>>(
+        body: B,
+    ) -> (Vec<u8>, Option<HeaderMap>) {
+        let mut body = Box::pin(body);
+        let (mut data, mut trailers) = (Vec::new(), None);
+        while let Some(frame) = body.frame().await {
+            let frame = frame.expect("no error frame");
+            match frame.into_data() {
+                Ok(d) => data.extend_from_slice(&d),
+                Err(f) => trailers = f.into_trailers().ok(),
+            }
+        }
+        (data, trailers)
+    }
+
+    fn code(trailers: &Option<HeaderMap>) -> Option<&str> {
+        let status = trailers.as_ref()?.get("grpc-status")?;
+        status.to_str().ok()
+    }
+
+    #[tokio::test]
+    async fn frames_pass_as_they_came_and_each_message_is_seen_once() {
+        let (one, two) = (framed(b"first"), framed(b"second"));
+        let mut wire = one.to_vec();
+        wire.extend_from_slice(&two);
+        // Split inside the second message's head.
+        let (a, b) = wire.split_at(one.len() + 2);
+        let chunks = vec![
+            Ok(Frame::data(Bytes::copy_from_slice(a))),
+            Ok(Frame::data(Bytes::copy_from_slice(b))),
+            trailers("0"),
+        ];
+        let (relay, seen, ended) = relay_of(chunks, Some(1000), false);
+        let (data, trailers) = frames(relay).await;
+        assert_eq!(data, wire);
+        assert_eq!(code(&trailers), Some("0"));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![b"first".to_vec(), b"second".to_vec()]
+        );
+        assert_eq!(ended.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn the_agents_error_in_trailers_goes_on_and_is_told_to_the_record() {
+        let chunks = vec![Ok(Frame::data(framed(b"task"))), trailers("5")];
+        let (relay, _, ended) = relay_of(chunks, None, false);
+        let (_, trailers) = frames(relay).await;
+        let trailers = trailers.expect("the agent's trailers");
+        assert_eq!(trailers["grpc-status"], "5");
+        assert_eq!(
+            trailers["grpc-message"], "said%20so",
+            "as the agent wrote it"
+        );
+        let told = ended.0.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(
+            told,
+            crate::a2a::jsonrpc::TASK_NOT_FOUND,
+            "NOT_FOUND: a task not found"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_message_too_large_to_look_at_still_passes() {
+        let big = framed(&[7u8; 40]);
+        let chunks = vec![Ok(Frame::data(big.clone())), trailers("0")];
+        let (relay, seen, _) = relay_of(chunks, None, false);
+        let (data, _) = frames(relay).await;
+        assert_eq!(data, big.to_vec());
+        assert!(seen.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_end_with_no_status_is_the_agents_broken_answer() {
+        let chunks = vec![Ok(Frame::data(framed(b"task")))];
+        let (relay, _, ended) = relay_of(chunks, None, false);
+        let (_, trailers) = frames(relay).await;
+        assert_eq!(code(&trailers), Some("14"), "UNAVAILABLE: {trailers:?}");
+        let told = ended.0.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(told, codes::UPSTREAM_STREAM_BROKEN);
+        // A trailers-only answer said its status in its head: its end is clean.
+        let (relay, _, ended) = relay_of(Vec::new(), None, true);
+        assert_eq!(frames(relay).await, (Vec::new(), None));
+        assert_eq!(ended.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn a_broken_agent_ends_the_answer_with_a_status() {
+        let broken: Chunk = Err(std::io::Error::other("reset"));
+        let chunks = vec![Ok(Frame::data(framed(b"task"))), broken];
+        let (relay, seen, _) = relay_of(chunks, None, false);
+        let (_, trailers) = frames(relay).await;
+        assert_eq!(code(&trailers), Some("14"), "{trailers:?}");
+        assert_eq!(seen.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_stream_ends_at_the_idle_timeout() {
+        let silent = StreamBody::new(stream::pending::<Chunk>());
+        let ended = StreamEnd::default();
+        let settings = GrpcRelaySettings {
+            upstream: "up".into(),
+            x_request_id: "x-r1".into(),
+            idle_timeout: Some(Duration::from_millis(50)),
+            max_message_bytes: 16,
+            on_message: Box::new(|_: &[u8]| {}),
+            head_status: false,
+            deadline: None,
+            closing: None,
+            ended: ended.clone(),
+        };
+        let (_, trailers) = frames(GrpcRelay::new(silent, settings)).await;
+        assert_eq!(
+            code(&trailers),
+            Some("4"),
+            "DEADLINE_EXCEEDED: {trailers:?}"
+        );
+        let told = ended.0.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(told, codes::UPSTREAM_STREAM_IDLE);
+    }
+}
