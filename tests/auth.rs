@@ -1537,19 +1537,7 @@ async fn no_secret_in_debug_logs_text() {
 fn grpc_send(
     metadata: &[(&'static str, String)],
 ) -> tonic::Request<a2a_gateway::a2a::grpc::v1::SendMessageRequest> {
-    use a2a_gateway::a2a::grpc::v1;
-    let mut request = tonic::Request::new(v1::SendMessageRequest {
-        message: Some(v1::Message {
-            message_id: "g-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text("hello".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    });
+    let mut request = tonic::Request::new(support::calls::grpc_send("hello"));
     for (name, value) in metadata {
         request.metadata_mut().insert(*name, value.parse().unwrap());
     }

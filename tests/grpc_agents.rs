@@ -164,18 +164,7 @@ async fn a_grpc_client_reaches_a_grpc_only_agent() {
         v1::a2a_service_client::A2aServiceClient::connect(format!("http://{}", gw.addr()))
             .await
             .unwrap();
-    let request = v1::SendMessageRequest {
-        message: Some(v1::Message {
-            message_id: "m-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text("more".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
+    let request = support::calls::grpc_send("more");
     let answer = client
         .send_message(request.clone())
         .await
@@ -297,16 +286,7 @@ async fn an_agents_own_card_names_it_in_the_grpc_tenant_and_calls_echo_it() {
             .unwrap();
     let send = |tenant: &str| v1::SendMessageRequest {
         tenant: tenant.into(),
-        message: Some(v1::Message {
-            message_id: "m-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text("hi".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
+        ..support::calls::grpc_send("hi")
     };
     let before = rpc_agent.requests().len();
     client.send_message(send("agents/g")).await.unwrap();
@@ -343,16 +323,7 @@ async fn a_passed_through_answer_teaches_the_fleet_who_owns_the_task() {
             .unwrap();
     let send = v1::SendMessageRequest {
         tenant: "agents/b".into(),
-        message: Some(v1::Message {
-            message_id: "m-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text("hi".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
+        ..support::calls::grpc_send("hi")
     };
     let answer = client.send_message(send).await.unwrap();
     assert!(

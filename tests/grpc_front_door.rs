@@ -21,18 +21,7 @@ async fn client(gw: &TestGateway) -> A2aServiceClient<tonic::transport::Channel>
 }
 
 fn send(text: &str) -> v1::SendMessageRequest {
-    v1::SendMessageRequest {
-        message: Some(v1::Message {
-            message_id: "m-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text(text.into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
+    support::calls::grpc_send(text)
 }
 
 fn reason(status: &tonic::Status) -> Option<String> {

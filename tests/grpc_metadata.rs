@@ -24,18 +24,7 @@ async fn agent_with(skill: &str) -> MockAgent {
 }
 
 fn send(metadata: &[(&'static str, &str)]) -> tonic::Request<v1::SendMessageRequest> {
-    let mut request = tonic::Request::new(v1::SendMessageRequest {
-        message: Some(v1::Message {
-            message_id: "m-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text("hello".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    });
+    let mut request = tonic::Request::new(support::calls::grpc_send("hello"));
     for (name, value) in metadata {
         request.metadata_mut().insert(*name, value.parse().unwrap());
     }

@@ -437,20 +437,11 @@ async fn a_grpc_calls_webhook_is_guarded_in_either_service() {
             .unwrap_err(),
     );
     let send = v1::SendMessageRequest {
-        message: Some(v1::Message {
-            message_id: "m-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text("hi".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
         configuration: Some(v1::SendMessageConfiguration {
             task_push_notification_config: Some(config),
             ..Default::default()
         }),
-        ..Default::default()
+        ..support::calls::grpc_send("hi")
     };
     refused(v1.send_message(send).await.unwrap_err());
     let mut v03 =

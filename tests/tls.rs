@@ -363,18 +363,7 @@ async fn grpc_over_tls_is_told_apart_by_alpn_h2() {
         .await
         .expect("h2 by ALPN");
     assert_eq!(conn.alpn.as_deref(), Some(&b"h2"[..]));
-    let request = v1::SendMessageRequest {
-        message: Some(v1::Message {
-            message_id: "m-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text("over TLS".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
+    let request = support::calls::grpc_send("over TLS");
     let message = request.encode_to_vec();
     let mut framed = vec![0];
     framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
@@ -876,7 +865,6 @@ async fn a_proxy_protocol_header_comes_before_the_handshake() {
 /// certificate is UNAUTHENTICATED, a verified one names the caller.
 #[tokio::test]
 async fn the_mutual_tls_scheme_names_a_grpc_caller_too() {
-    use a2a_gateway::a2a::grpc::v1;
     use prost::Message as _;
     let ca = Ca::new("Test CA");
     let files = Files::new("mtls-grpc", &ca.server("gateway", 1));
@@ -888,18 +876,7 @@ async fn the_mutual_tls_scheme_names_a_grpc_caller_too() {
         agent.url()
     );
     let gw = TestGateway::from_toml(&text).await;
-    let request = v1::SendMessageRequest {
-        message: Some(v1::Message {
-            message_id: "m-1".into(),
-            role: v1::Role::User as i32,
-            parts: vec![v1::Part {
-                content: Some(v1::part::Content::Text("who am I".into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
+    let request = support::calls::grpc_send("who am I");
     let message = request.encode_to_vec();
     let mut framed = vec![0];
     framed.extend_from_slice(&(message.len() as u32).to_be_bytes());

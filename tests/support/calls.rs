@@ -16,3 +16,20 @@ pub fn message(id: &str, method: &str) -> String {
 pub fn send(id: &str) -> String {
     message(id, "message/send")
 }
+
+/// A gRPC 1.0 `SendMessage` request: one user message (`m-1`) with `text`.
+pub fn grpc_send(text: &str) -> a2a_gateway::a2a::grpc::v1::SendMessageRequest {
+    use a2a_gateway::a2a::grpc::v1;
+    v1::SendMessageRequest {
+        message: Some(v1::Message {
+            message_id: "m-1".into(),
+            role: v1::Role::User as i32,
+            parts: vec![v1::Part {
+                content: Some(v1::part::Content::Text(text.into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
