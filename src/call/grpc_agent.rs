@@ -117,22 +117,6 @@ pub(super) fn code_of(status: &tonic::Status) -> i32 {
     code_for_rest(reason, Some(super::grpc_status::code_name(status.code())))
 }
 
-/// A passed-through unary answer's message (a `family` answer in the
-/// service of `version`) as a 1.0 JSON-RPC result, for learning from it
-/// (`crate::a2a::seen` reads JSON-RPC answers).
-pub(super) fn as_result((family, version): (Family, Version), message: &[u8]) -> Vec<u8> {
-    let json = result_json(version, family, message).ok();
-    json.map(|json| result("null", &json)).unwrap_or_default()
-}
-
-/// A passed-through stream's message as the 1.0 SSE event it would have
-/// been, for learning from it as from a relayed stream's.
-pub(super) fn as_event((family, version): (Family, Version), message: &[u8]) -> Bytes {
-    let json = result_json(version, family, message).ok();
-    json.map(|json| event(&result("null", &json)))
-        .unwrap_or_default()
-}
-
 /// The headers of a call to a gRPC agent of `version`: the client's, as
 /// any agent gets them, said as gRPC metadata.
 fn grpc_headers(headers: &mut HeaderMap, version: Version) {

@@ -124,14 +124,24 @@ fn learn_events(
     sighting: &Sighting,
     record: &Record,
 ) -> impl FnMut(&[u8]) + Send + 'static {
+    let mut learn = learn_seen(state, owner, sighting, record);
+    move |events: &[u8]| learn(&seen::from_events(events))
+}
+
+/// What a stream's events, once read, teach (`learn_events`).
+fn learn_seen(
+    state: &Arc<AppState>,
+    owner: Arc<str>,
+    sighting: &Sighting,
+    record: &Record,
+) -> impl FnMut(&seen::Seen<'_>) + Send + 'static {
     let (learner, trace) = (state.clone(), record.trace.clone());
     let (skill, started) = (sighting.skill.clone(), sighting.started);
     let mut first = true;
     let mut tasks = crate::telemetry::metrics::StreamTasks::new(state.metrics.clone());
-    move |events: &[u8]| {
-        let observed = seen::from_events(events);
+    move |observed: &seen::Seen<'_>| {
         if let Some(trace) = &trace {
-            trace.saw(&observed, true);
+            trace.saw(observed, true);
         }
         let metrics = &learner.metrics;
         if std::mem::take(&mut first) {
@@ -142,7 +152,7 @@ fn learn_events(
         for kind in &observed.kinds {
             metrics.sse_event(kind);
         }
-        learner.observe_events(&observed, &owner, skill.as_deref(), &mut tasks);
+        learner.observe_events(observed, &owner, skill.as_deref(), &mut tasks);
     }
 }
 
@@ -173,19 +183,19 @@ where
     let streams = family.streams();
     let ended = crate::telemetry::access::StreamEnd::default();
     parts.extensions.insert(ended.clone());
+    // Read straight from the protobuf (`crate::a2a::grpc::seen`).
+    let of_answer =
+        move |message: &[u8]| crate::a2a::grpc::seen::of_answer((family, version), message);
     let on_message: OnMessage = match streams {
         true => {
-            let mut learn = learn_events(state, owner.clone(), &sighting, record);
-            Box::new(move |message: &[u8]| {
-                learn(&super::grpc_agent::as_event((family, version), message));
-            })
+            let mut learn = learn_seen(state, owner.clone(), &sighting, record);
+            Box::new(move |message: &[u8]| learn(&of_answer(message)))
         }
         false => {
             let (learner, trace) = (state.clone(), record.trace.clone());
             let (owner, skill) = (owner.clone(), sighting.skill.clone());
             Box::new(move |message: &[u8]| {
-                let result = super::grpc_agent::as_result((family, version), message);
-                let seen = seen::from_response(&result);
+                let seen = of_answer(message);
                 if let Some(trace) = &trace {
                     trace.saw(&seen, false);
                 }
