@@ -23,10 +23,11 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tonic::Status;
 
-use super::grpc_call::{bounded, deadline, past_deadline, read_json, sse_items};
+use super::grpc_call::{bounded, deadline, not_json, past_deadline, read_whole, sse_items};
 use super::grpc_pass::{frames_of, Passed};
 use super::grpc_serve::{said, serve_with};
 use super::grpc_status::{status_for, status_of};
@@ -187,15 +188,12 @@ impl Front {
             // Not sent: `handle` answers with the agent's own answer.
             return Ok(tonic::Response::new(A::default()));
         };
-        let result = match self.deadline {
-            Some(deadline) => (tokio::time::timeout_at(deadline, result_of(response)).await)
+        let what = || format!("{method} answer");
+        let read = match self.deadline {
+            Some(deadline) => (tokio::time::timeout_at(deadline, result_of(response, what)).await)
                 .map_err(|_| past_deadline())??,
-            None => result_of(response).await?,
+            None => result_of(response, what).await?,
         };
-        let read = serde_json::from_value::<A>(result).map_err(|e| {
-            let why = format!("the agent's answer to {method} is not a valid {method} answer: {e}");
-            status_for(-32006, why, None)
-        })?;
         Ok(tonic::Response::new(read))
     }
 }
@@ -257,13 +255,53 @@ tenanted!(
     v1::GetExtendedAgentCardRequest,
 );
 
-/// A whole JSON-RPC answer's result, or its error as a gRPC status. The
-/// gateway's own refusal carries its row of the table; an agent's error is
-/// looked up by its code.
-async fn result_of(response: Response<Body>) -> Result<Value, Status> {
+/// A whole JSON-RPC answer's result read as `A` (`what` it should be),
+/// or its error as a gRPC status. The result is read straight from the
+/// answer's text into `A`, with no JSON tree between (a bridged call's
+/// answer, every call). The gateway's own refusal carries its row of the
+/// table; an agent's error is looked up by its code.
+async fn result_of<A: DeserializeOwned>(
+    response: Response<Body>,
+    what: impl FnOnce() -> String,
+) -> Result<A, Status> {
     let own = response.extensions().get::<Mapped>().copied();
-    let answer = read_json(response.into_body()).await?;
-    answer_result(answer, own)
+    let text = read_whole(response.into_body()).await?;
+    let answer = match text.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => AnswerText::default(),
+        Some(b'{') => serde_json::from_slice::<AnswerText<'_>>(&text).map_err(not_json)?,
+        Some(_) => {
+            let why = "the agent's answer is not a JSON-RPC answer (an object)".into();
+            return Err(status_for(-32006, why, None));
+        }
+    };
+    let Some(result) = answer.result else {
+        return Err(match answer.error {
+            Some(error) => error_status(error, own),
+            None => {
+                let why = "the agent's answer has neither a result nor an error".into();
+                status_for(-32006, why, None)
+            }
+        });
+    };
+    serde_json::from_str::<A>(result.get()).map_err(|e| {
+        let what = what();
+        let why = format!("the agent's answer is not a valid {what}: {e}");
+        status_for(-32006, why, None)
+    })
+}
+
+/// A JSON-RPC answer with its result left as text.
+#[derive(Default, serde::Deserialize)]
+struct AnswerText<'a> {
+    /// There (`null` included) or not.
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
 }
 
 /// The result of a JSON-RPC answer, or its error as a gRPC status (`own`:
@@ -272,13 +310,19 @@ fn answer_result(mut answer: Value, own: Option<Mapped>) -> Result<Value, Status
     if let Some(result) = answer.get_mut("result") {
         return Ok(result.take());
     }
-    let error = answer.get("error").cloned().unwrap_or(Value::Null);
+    let error = answer.get_mut("error").map(Value::take);
+    Err(error_status(error.unwrap_or(Value::Null), own))
+}
+
+/// A JSON-RPC error as a gRPC status (`own`: the gateway's row for its own
+/// error).
+fn error_status(error: Value, own: Option<Mapped>) -> Status {
     let code = error.get("code").and_then(Value::as_i64).unwrap_or(-32603);
     let message = (error.get("message").and_then(Value::as_str))
         .unwrap_or("the call failed")
         .to_string();
     let mapped = own.unwrap_or_else(|| for_code(code));
-    Err(status_of(mapped, message, error.get("data")))
+    status_of(mapped, message, error.get("data"))
 }
 
 /// A server stream's answers.
@@ -303,7 +347,7 @@ impl Front {
         };
         if !super::relay::is_event_stream(response.headers()) {
             // A refusal, or an agent that answered the stream at once.
-            let item = stream_item(result_of(response).await?);
+            let item = Ok(result_of(response, || "StreamResponse".into()).await?);
             return Ok(tonic::Response::new(Box::pin(futures_util::stream::iter(
                 [item],
             ))));
@@ -411,5 +455,60 @@ impl v1::a2a_service_server::A2aService for Front {
         self.unary::<_, Value>("DeleteTaskPushNotificationConfig", request)
             .await?;
         Ok(tonic::Response::new(pbjson_types::Empty::default()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tonic::Code;
+
+    async fn read<A: DeserializeOwned>(answer: &str) -> Result<A, Status> {
+        let response = Response::new(crate::http::body::full(answer.to_string()));
+        result_of(response, || "SendMessage answer".into()).await
+    }
+
+    #[tokio::test]
+    async fn a_result_is_read_as_the_answer_message() {
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c1",
+            "status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
+        let sent: v1::SendMessageResponse = read(answer).await.unwrap();
+        let Some(v1::send_message_response::Payload::Task(task)) = sent.payload else {
+            panic!("no task in {sent:?}");
+        };
+        assert_eq!((task.id.as_str(), task.context_id.as_str()), ("t1", "c1"));
+        assert_eq!(task.status.unwrap().state, v1::TaskState::Completed as i32);
+        // A null result is a result (DeleteTaskPushNotificationConfig's).
+        let null: Value = read(r#"{"jsonrpc":"2.0","id":1,"result":null}"#)
+            .await
+            .unwrap();
+        assert_eq!(null, Value::Null);
+    }
+
+    #[tokio::test]
+    async fn an_error_is_the_status_its_code_names() {
+        let answer = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"no task t9"}}"#;
+        let status = read::<v1::Task>(answer).await.unwrap_err();
+        assert_eq!(status.code(), Code::NotFound);
+        assert_eq!(status.message(), "no task t9");
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_is_not_one_is_the_agents_failure() {
+        let cases = [
+            ("{not json", "is not JSON"),
+            ("[1, 2]", "not a JSON-RPC answer"),
+            (r#"{"result":{"task":7}}"#, "not a valid SendMessage answer"),
+            (
+                r#"{"jsonrpc":"2.0","id":1}"#,
+                "neither a result nor an error",
+            ),
+            ("  ", "neither a result nor an error"),
+        ];
+        for (answer, why) in cases {
+            let status = read::<v1::SendMessageResponse>(answer).await.unwrap_err();
+            assert_eq!(status.code(), Code::Unavailable, "{answer}: {status:?}");
+            assert!(status.message().contains(why), "{answer}: {status:?}");
+        }
     }
 }

@@ -121,7 +121,16 @@ pub(super) fn bounded<T: Send + 'static>(
 pub(super) type Answers<T> = std::pin::Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// An answer's JSON, read whole (bounded); empty is `{}` (an Empty).
-pub(super) async fn read_json(mut body: Body) -> Result<Value, Status> {
+pub(super) async fn read_json(body: Body) -> Result<Value, Status> {
+    let bytes = read_whole(body).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_slice(&bytes).map_err(not_json)
+}
+
+/// An answer's bytes, read whole (bounded).
+pub(super) async fn read_whole(mut body: Body) -> Result<bytes::BytesMut, Status> {
     let mut bytes = bytes::BytesMut::new();
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
@@ -139,11 +148,12 @@ pub(super) async fn read_json(mut body: Body) -> Result<Value, Status> {
             bytes.extend_from_slice(data);
         }
     }
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Object(Default::default()));
-    }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| status_for(-32006, format!("the agent's answer is not JSON: {e}"), None))
+    Ok(bytes)
+}
+
+/// The status for an answer that is not JSON.
+pub(super) fn not_json(e: serde_json::Error) -> Status {
+    status_for(-32006, format!("the agent's answer is not JSON: {e}"), None)
 }
 
 /// A stream's whole SSE events (the relay hands over whole events), each
