@@ -20,7 +20,8 @@
 # on the same transports (gRPC is HTTP/2 only; the HTTP/1.1 ratio is shown too):
 #   grpc     vs jsonrpc-h2h2   gateway CPU per call       budget <= 1.2x
 #   bridged  vs jsonrpc-h2     gateway CPU per call       budget <= 1.5x
-# The kinds' rounds alternate, so drift hits all alike.
+# The kinds' rounds alternate, so drift hits all alike; each row's kind runs
+# next to its baseline, in turn before and after it.
 #
 #   bash bench/grpc.sh          the dist build (bench/dist.sh): bench/out/grpc-full/
 #   bash bench/grpc.sh --smoke  debug build, tiny counts: the harness works
@@ -40,7 +41,7 @@ if [ $MODE = smoke ]; then
   BIN=target/debug; RATE=200; SECS=1; ROUNDS=1
 else
   bash bench/dist.sh --quiet --bin a2a-gateway --example bench-upstream --example bench-hyper-floor
-  BIN=target/dist; RATE=3000; SECS=8; ROUNDS=5
+  BIN=target/dist; RATE=3000; SECS=4; ROUNDS=10
 fi
 GW=$BIN/a2a-gateway; UP=$BIN/examples/bench-upstream; FLOOR=$BIN/examples/bench-hyper-floor
 python3 bench/bodies.py "$OUT"
@@ -92,14 +93,21 @@ run_rate() { # kind rate secs conns
   esac
 }
 
-KINDS=(jsonrpc jsonrpc-h2 jsonrpc-h2h2 grpc bridged floor-h1 floor-h2 floor-grpc)
+# Each row's kind runs next to its baseline.
+KINDS=(jsonrpc-h2 bridged jsonrpc-h2h2 grpc jsonrpc floor-h1 floor-h2 floor-grpc)
 # Warm-up, every kind, every answer checked.
 for kind in "${KINDS[@]}"; do run_rate "$kind" 200 0.5 4 >/dev/null; done
 
 declare -A CPU_US
 echo "==> cpu per 1 KiB send ($RATE/s for ${SECS}s, $ROUNDS rounds each)"
 for round in $(seq 1 $ROUNDS); do
-  for kind in "${KINDS[@]}"; do
+  # Every other round runs the kinds backwards (A B, then B A): a drift
+  # within a round favours neither side of a pair.
+  order=("${KINDS[@]}")
+  if [ $((round % 2)) = 0 ]; then
+    order=(); for ((i = ${#KINDS[@]} - 1; i >= 0; i--)); do order+=("${KINDS[$i]}"); done
+  fi
+  for kind in "${order[@]}"; do
     pid=$(pid_of "$kind")
     c0=$(cpu "$pid")
     line=$(run_rate "$kind" $RATE $SECS 16 2>>"$OUT/logs/rate.err")
