@@ -35,8 +35,7 @@ struct StatusOutline {
     state: i32,
 }
 
-/// `Message` and `TaskArtifactUpdateEvent` (whose field 3, the artifact,
-/// is skipped): context and task.
+/// `Message`: context and task.
 #[derive(Clone, PartialEq, prost::Message)]
 struct MessageOutline {
     #[prost(string, tag = "2")]
@@ -45,7 +44,8 @@ struct MessageOutline {
     task_id: String,
 }
 
-/// `TaskArtifactUpdateEvent`: task and context.
+/// `TaskArtifactUpdateEvent`: task and context (field 3, the artifact, is
+/// skipped unread).
 #[derive(Clone, PartialEq, prost::Message)]
 struct ArtifactEventOutline {
     #[prost(string, tag = "1")]
