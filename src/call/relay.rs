@@ -45,8 +45,6 @@ where
     headers::strip_hop_by_hop(&mut parts.headers);
     // The client's connection has its own version; hyper writes the right one.
     parts.version = Version::HTTP_11;
-    let learner = state.clone();
-    let trace = record.trace.clone();
     let body = if is_event_stream(&parts.headers) {
         parts.headers.remove(header::CONTENT_LENGTH);
         let upstream = owner.clone();
@@ -95,6 +93,7 @@ where
         )
     } else {
         let rest_answer = sighting.rest_answer;
+        let learn = learn_answer(state, owner, &sighting, record);
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
             let said;
             let bytes = match rest_answer {
@@ -104,11 +103,7 @@ where
                 }
                 false => bytes,
             };
-            let seen = seen::from_response(bytes);
-            if let Some(trace) = &trace {
-                trace.saw(&seen, false);
-            }
-            learner.observe_answer(&seen, &owner, sighting.skill.as_deref());
+            learn(&seen::from_response(bytes));
         });
         // The answer's errors are boxed already (`upstream::Answer`).
         Guarded::new(observed, permits).boxed_unsync()
@@ -126,6 +121,24 @@ fn learn_events(
 ) -> impl FnMut(&[u8]) + Send + 'static {
     let mut learn = learn_seen(state, owner, sighting, record);
     move |events: &[u8]| learn(&seen::from_events(events))
+}
+
+/// What a unary answer, once read, teaches: the tasks it shows owned by
+/// `owner`, and the call's trace its task.
+fn learn_answer(
+    state: &Arc<AppState>,
+    owner: Arc<str>,
+    sighting: &Sighting,
+    record: &Record,
+) -> impl Fn(&seen::Seen<'_>) + Send + 'static {
+    let (learner, trace) = (state.clone(), record.trace.clone());
+    let skill = sighting.skill.clone();
+    move |seen: &seen::Seen<'_>| {
+        if let Some(trace) = &trace {
+            trace.saw(seen, false);
+        }
+        learner.observe_answer(seen, &owner, skill.as_deref());
+    }
 }
 
 /// What a stream's events, once read, teach (`learn_events`).
@@ -192,15 +205,8 @@ where
             Box::new(move |message: &[u8]| learn(&of_answer(message)))
         }
         false => {
-            let (learner, trace) = (state.clone(), record.trace.clone());
-            let (owner, skill) = (owner.clone(), sighting.skill.clone());
-            Box::new(move |message: &[u8]| {
-                let seen = of_answer(message);
-                if let Some(trace) = &trace {
-                    trace.saw(&seen, false);
-                }
-                learner.observe_answer(&seen, &owner, skill.as_deref());
-            })
+            let learn = learn_answer(state, owner.clone(), &sighting, record);
+            Box::new(move |message: &[u8]| learn(&of_answer(message)))
         }
     };
     let settings = GrpcRelaySettings {
