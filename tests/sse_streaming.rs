@@ -653,3 +653,46 @@ async fn twenty_concurrent_streams_each_get_their_own_events() {
     }
     assert_eq!(mock.request_count(), STREAMS);
 }
+
+/// An agent that writes CRLF line endings and splits an event's JSON over
+/// two `data:` lines, with the task id on the second: the event passes
+/// whole, and the gateway learns the task's owner from it (a later call
+/// for the task goes straight to that agent, no other is asked).
+#[tokio::test]
+async fn a_multi_line_crlf_event_teaches_the_tasks_owner() {
+    let stream = concat!(
+        "event: message\r\n",
+        "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\r\n",
+        "data: {\"kind\":\"status-update\",\"taskId\":\"t-crlf\",\"contextId\":\"c-crlf\",",
+        "\"status\":{\"state\":\"completed\"},\"final\":true}}\r\n",
+        "\r\n",
+    );
+    let owner = MockAgent::start(Mode::Fixed {
+        status: 200,
+        content_type: "text/event-stream".into(),
+        body: Bytes::from_static(stream.as_bytes()),
+    })
+    .await;
+    let other = MockAgent::start(Mode::Normal).await;
+    other.set_owned_tasks_only(true);
+    let gw = TestGateway::start(&[("owner", &owner.url()), ("other", &other.url())], "").await;
+    let url = format!("{}agents/owner", gw.url());
+    let mut sse =
+        client::post_stream(&url, rpc("1", "message/stream", &v03_message("hi")), &[]).await;
+    let events = sse.collect_events(WAIT).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    let event = event_json(&events[0]);
+    assert_eq!(event["result"]["taskId"], "t-crlf", "{event}");
+    let before = owner.request_count();
+    let get = rpc("2", "tasks/get", &json!({"id": "t-crlf"}));
+    let reply = client::post_json(&gw.url(), get, &[]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(owner.request_count(), before + 1, "the owner was asked");
+    let asked_other = (other.requests().iter())
+        .filter(|r| !r.is_card_fetch())
+        .count();
+    assert_eq!(
+        asked_other, 0,
+        "the owner was known: no probe of the others"
+    );
+}

@@ -1,6 +1,6 @@
 //! What the gateway knows of the A2A protocol: the JSON-RPC envelope, the
 //! method table of every version, the one typed model of calls and answers,
-//! and what each call must carry.
+//! what each call must carry, and the framing of its streams (SSE).
 
 pub mod dialect;
 pub mod grpc;
@@ -10,6 +10,7 @@ pub mod model;
 pub mod rest;
 pub mod rest_call;
 pub mod seen;
+pub mod sse;
 pub mod utf8;
 pub mod validate;
 

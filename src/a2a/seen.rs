@@ -143,11 +143,7 @@ pub fn state_label(state: &str) -> &'static str {
 pub fn from_events(chunk: &[u8]) -> Seen<'_> {
     let mut seen = Seen::default();
     let mut data = EventData::default();
-    let mut start = 0;
-    let ends = memchr::memchr2_iter(b'\n', b'\r', chunk).chain(std::iter::once(chunk.len()));
-    for end in ends {
-        let line = &chunk[start..end];
-        start = end + 1;
+    for line in super::sse::lines(chunk) {
         if line.is_empty() {
             data.absorb(&mut seen);
         } else if let Some(rest) = line.strip_prefix(b"data:") {
@@ -305,6 +301,26 @@ mod tests {
             seen.states[..],
             [(Cow::from("t9"), "working"), (Cow::from("t9"), "completed")]
         );
+    }
+
+    /// CRLF is one line end: the event is not cut after its first line, and
+    /// the task id on its second line is learned. With each CR and LF read
+    /// as a line end, the empty "line" between them ended the event early.
+    #[test]
+    fn a_multi_line_event_with_crlf_endings_is_read_whole() {
+        for ending in ["\r\n", "\r", "\n"] {
+            let chunk = [
+                "event: message",
+                "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":",
+                "data: {\"kind\":\"task\",\"id\":\"t7\",\"contextId\":\"c7\",\"status\":{\"state\":\"working\"}}}",
+                "",
+                "",
+            ]
+            .join(ending);
+            let seen = from_events(chunk.as_bytes());
+            assert_eq!(seen.tasks[..], [Cow::from("t7")], "{ending:?}");
+            assert_eq!(seen.contexts[..], [Cow::from("c7")], "{ending:?}");
+        }
     }
 
     #[test]

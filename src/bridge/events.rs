@@ -6,6 +6,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use super::answer::{response, Answering};
 use super::{Result, Untranslatable};
+use crate::a2a::sse::lines;
 
 /// Called with the agent's task id the first time a 0.1 client's stream
 /// names it.
@@ -98,26 +99,6 @@ pub fn map_event_data<E>(
         }
     }
     Ok(out.freeze())
-}
-
-/// The lines of `chunk`, ended by `\n`, `\r\n` or `\r` (SSE allows each).
-fn lines(chunk: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut rest = chunk;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let end = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
-        let line = &rest[..end];
-        let mut next = end;
-        if rest.get(end) == Some(&b'\r') && rest.get(end + 1) == Some(&b'\n') {
-            next += 2;
-        } else if end < rest.len() {
-            next += 1;
-        }
-        rest = &rest[next..];
-        Some(line)
-    })
 }
 
 #[cfg(test)]

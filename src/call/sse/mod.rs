@@ -6,7 +6,6 @@
 //! final JSON-RPC error event carrying the request's id.
 
 mod batch;
-mod scan;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,7 +18,7 @@ use pin_project_lite::pin_project;
 use serde_json::value::RawValue;
 use tokio::time::{Instant, Sleep};
 
-pub use scan::EventScanner;
+pub use crate::a2a::sse::EventScanner;
 
 use batch::Batch;
 

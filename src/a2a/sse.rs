@@ -1,9 +1,14 @@
-//! Finds where complete Server-Sent Events end in a growing byte buffer.
+//! Server-Sent Events, the framing of A2A's streams over JSON-RPC and
+//! HTTP+JSON: where whole events end in a growing byte buffer
+//! ([`EventScanner`]), and the lines of whole events ([`lines`]). Lines end
+//! in LF, CRLF or CR, and an event at an empty line (WHATWG HTML §9.2.5).
+//! The relay, the version bridge and the reading of task ids
+//! (`crate::a2a::seen`) all split lines here, so they agree on every
+//! ending.
 //!
-//! An event ends at an empty line; lines end in LF, CRLF or CR (WHATWG HTML
-//! §9.2.5). The relay forwards only whole events, so a stream that breaks
-//! mid-event never hands the client half a JSON object before the gateway's
-//! final error event.
+//! The relay forwards only whole events, so a stream that breaks mid-event
+//! never hands the client half a JSON object before the gateway's final
+//! error event.
 
 #[derive(Debug, Default)]
 pub struct EventScanner {
@@ -48,9 +53,106 @@ impl EventScanner {
     }
 }
 
+/// The lines of `chunk`, each without its ending: `\n`, `\r\n` or `\r`.
+/// A chunk of whole events from [`EventScanner`] may begin with the `\n` of
+/// a CRLF whose `\r` ended the chunk before: it reads as one empty line,
+/// which ends no event (none has begun), so it changes nothing.
+pub fn lines(chunk: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = chunk;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
+        let line = &rest[..end];
+        let ending = match rest.get(end..end + 2) {
+            Some(b"\r\n") => 2,
+            _ => usize::from(end < rest.len()),
+        };
+        rest = &rest[end + ending..];
+        Some(line)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn split(text: &str) -> Vec<&str> {
+        lines(text.as_bytes())
+            .map(|l| std::str::from_utf8(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn lines_end_in_lf_crlf_or_cr() {
+        assert_eq!(split("a\nb\n"), ["a", "b"]);
+        assert_eq!(split("a\r\nb\r\n"), ["a", "b"]);
+        assert_eq!(split("a\rb\r"), ["a", "b"]);
+        assert_eq!(split("a\r\n\r\nb"), ["a", "", "b"]);
+        assert_eq!(split("a\rb\nc\r\nd"), ["a", "b", "c", "d"]);
+        assert_eq!(split("\r\n"), [""]);
+        assert_eq!(split("\n\r"), ["", ""]);
+        assert!(split("").is_empty());
+    }
+
+    /// The data of each event in `chunks` of a stream, as the relay's
+    /// scanner cuts them and [`lines`] reads them: multi-line data joined
+    /// with `\n`.
+    fn events(chunks: &[&[u8]]) -> Vec<String> {
+        let (mut scanner, mut buf, mut out) = (EventScanner::default(), Vec::new(), Vec::new());
+        let mut data: Option<String> = None;
+        let mut read = |whole: &[u8], data: &mut Option<String>| {
+            for line in lines(whole) {
+                if line.is_empty() {
+                    out.extend(data.take());
+                } else if let Some(rest) = line.strip_prefix(b"data:") {
+                    let rest =
+                        std::str::from_utf8(rest.strip_prefix(b" ").unwrap_or(rest)).unwrap();
+                    match data {
+                        Some(d) => *d = format!("{d}\n{rest}"),
+                        None => *data = Some(rest.to_string()),
+                    }
+                }
+            }
+        };
+        for chunk in chunks {
+            buf.extend_from_slice(chunk);
+            let n = scanner.scan(&buf);
+            read(&buf[..n], &mut data);
+            buf.drain(..n);
+        }
+        read(&buf, &mut data);
+        out.extend(data);
+        out
+    }
+
+    #[test]
+    fn every_ending_and_mixed_endings_give_the_same_events() {
+        let want = ["{\"a\":\n1}", "2"];
+        for text in [
+            "data: {\"a\":\ndata: 1}\n\ndata: 2\n\n",
+            "data: {\"a\":\r\ndata: 1}\r\n\r\ndata: 2\r\n\r\n",
+            "data: {\"a\":\rdata: 1}\r\rdata: 2\r\r",
+            "data: {\"a\":\r\ndata: 1}\n\rdata: 2\r\n\n",
+            ": comment\r\nevent: x\r\ndata: {\"a\":\ndata: 1}\r\n\r\nid: 7\rdata: 2\r\n\r\n",
+        ] {
+            assert_eq!(events(&[text.as_bytes()]), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn an_event_split_across_chunks_at_every_byte_reads_the_same() {
+        let text = b"data: {\"a\":\r\ndata: 1}\r\n\r\ndata: 2\r\rdata: 3\n\n";
+        let whole = events(&[text]);
+        assert_eq!(whole, ["{\"a\":\n1}", "2", "3"]);
+        for at in 0..=text.len() {
+            let (a, b) = text.split_at(at);
+            assert_eq!(events(&[a, b]), whole, "split at {at}");
+        }
+        let bytes: Vec<&[u8]> = text.chunks(1).collect();
+        assert_eq!(events(&bytes), whole, "a byte at a time");
+    }
 
     /// Feeds `chunks` one by one and returns the events as forwarded.
     fn run(chunks: &[&str]) -> Vec<String> {
