@@ -290,7 +290,7 @@ def gateway_checks(name, objs, extract_dir, report):
             if ports.get(PROXY_PORT) != "proxy" or ports.get(ADMIN_PORT) != "admin":
                 report.error(where, f"needs ports proxy={PROXY_PORT} and admin={ADMIN_PORT}, has {ports}")
             check_probe(c.get("livenessProbe"), "/healthz", where, "livenessProbe", report)
-            check_probe(c.get("readinessProbe"), "/readyz", where, "readinessProbe", report)
+            check_probe(c.get("readinessProbe"), "/readyz?verbose=false", where, "readinessProbe", report)
             res = c.get("resources") or {}
             for kind in ("requests", "limits"):
                 for r in ("cpu", "memory"):

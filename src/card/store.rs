@@ -71,6 +71,15 @@ impl CardStore {
         }
     }
 
+    /// Keeps `body` as the upstream's card, as a fetch would (unit tests).
+    #[cfg(test)]
+    pub(crate) fn insert(&self, upstream: &Upstream, body: &str) {
+        let uri = http::Uri::from_static("http://127.0.0.1/.well-known/agent-card.json");
+        let body = Bytes::copy_from_slice(body.as_bytes());
+        let card = parse(upstream, uri, &http::HeaderMap::new(), &body).expect("a card");
+        self.cards.insert(upstream.name.clone(), Arc::new(card));
+    }
+
     /// The upstream's card if it is fresh enough to use.
     pub fn get(&self, upstream: &str) -> Option<Arc<FetchedCard>> {
         self.cards.get(upstream)

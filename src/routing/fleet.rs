@@ -21,27 +21,55 @@ use crate::routing::affinity::Affinity;
 use crate::routing::matcher::Matcher;
 use crate::upstream::Upstream;
 
-/// An immutable snapshot; a new one replaces it when cards change.
+/// Positions in a view's lists by name, built with the view.
+type Index = std::collections::HashMap<String, usize, foldhash::fast::RandomState>;
+
+/// An immutable snapshot; a new one replaces it when cards change. Cards
+/// and skills are found by name through maps built here, once per view:
+/// a lookup costs the same in a fleet of one agent and of thousands.
 pub struct FleetView {
     pub generation: u64,
     /// Fresh cards, in config order.
     pub cards: Vec<(String, Arc<FetchedCard>)>,
     pub skills: Vec<PublishedSkill>,
     pub matcher: Matcher,
+    card_index: Index,
+    skill_index: Index,
 }
 
 impl FleetView {
-    fn empty() -> Self {
+    pub fn new(
+        generation: u64,
+        cards: Vec<(String, Arc<FetchedCard>)>,
+        skills: Vec<PublishedSkill>,
+        matcher: Matcher,
+    ) -> Self {
+        let index = |names: &mut dyn Iterator<Item = &String>| -> Index {
+            let mut index = Index::default();
+            for (i, name) in names.enumerate() {
+                // The first of a name wins, as a scan in order would find.
+                index.entry(name.clone()).or_insert(i);
+            }
+            index
+        };
+        let card_index = index(&mut cards.iter().map(|(name, _)| name));
+        let skill_index = index(&mut skills.iter().map(|s| &s.id));
         Self {
-            generation: 0,
-            cards: Vec::new(),
-            skills: Vec::new(),
-            matcher: Matcher::new(&[]),
+            generation,
+            cards,
+            skills,
+            matcher,
+            card_index,
+            skill_index,
         }
     }
 
+    fn empty() -> Self {
+        Self::new(0, Vec::new(), Vec::new(), Matcher::new(&[]))
+    }
+
     pub fn skill(&self, id: &str) -> Option<&PublishedSkill> {
-        self.skills.iter().find(|s| s.id == id)
+        self.skills.get(*self.skill_index.get(id)?)
     }
 
     pub fn skill_ids(&self) -> Vec<String> {
@@ -49,10 +77,8 @@ impl FleetView {
     }
 
     pub fn card_of(&self, upstream: &str) -> Option<&Arc<FetchedCard>> {
-        self.cards
-            .iter()
-            .find(|(n, _)| n == upstream)
-            .map(|(_, c)| c)
+        let (_, card) = self.cards.get(*self.card_index.get(upstream)?)?;
+        Some(card)
     }
 
     /// Whether the upstream's card says it streams; `None` without a card.
@@ -235,12 +261,8 @@ impl Fleet {
         } else {
             tracing::debug!(cards = fresh.len(), "fleet view refreshed, cards unchanged");
         }
-        self.view.store(Arc::new(FleetView {
-            generation: current.generation + 1,
-            cards: fresh,
-            skills,
-            matcher,
-        }));
+        let generation = current.generation + 1;
+        (self.view).store(Arc::new(FleetView::new(generation, fresh, skills, matcher)));
     }
 
     /// The published card for clients reaching the gateway at `endpoint`.

@@ -43,12 +43,7 @@ fn view() -> FleetView {
             &["flight", "airline", "booking"],
         ),
     ];
-    FleetView {
-        generation: 1,
-        cards: vec![],
-        matcher: Matcher::new(&skills),
-        skills,
-    }
+    FleetView::new(1, vec![], skills.clone(), Matcher::new(&skills))
 }
 
 fn router(default: Option<&str>) -> Router {
@@ -325,7 +320,7 @@ mod properties {
                 .map(|i| UpstreamCard { upstream: &names[i], card: &cards[i], policy: &policies[i] })
                 .collect();
             let skills = aggregate(&c.card, &inputs, "http://gw/").skills;
-            let view = FleetView { generation: 1, cards: vec![], matcher: Matcher::new(&skills), skills: skills.clone() };
+            let view = FleetView::new(1, vec![], skills.clone(), Matcher::new(&skills));
             let router = Router::new(&c.upstreams, &c.routing);
             let a = affinity();
             for skill in &skills {
