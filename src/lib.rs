@@ -3,28 +3,52 @@
 //! `Gateway`; `Gateway::start` binds its listeners. The binary and the
 //! integration tests both go through here.
 
-// The stages of a request's way, outermost first: the listeners and the
-// stack every request goes through, one call's life, where it goes, the
-// agents behind; beside them what every stage reads.
-pub mod a2a;
-pub mod auth;
-pub mod bridge;
-pub mod call;
-pub mod card;
-pub mod cidr;
-pub mod config;
-pub mod demo;
-pub mod http;
-pub mod limits;
-pub mod memory_release;
-pub mod push_guard;
-pub mod recent;
-pub mod routing;
+// The stages of a request's way, outermost first, one module a line (each
+// comment keeps rustfmt from sorting them): the listeners and the stack
+// every request goes through, one call's life, where it goes, the agents
+// behind; then what every stage reads, and what runs beside the requests.
+//
+// Accept: listeners, protocol sniffing, PROXY protocol, drain.
 pub mod server;
-pub mod state;
-pub mod telemetry;
+// TLS on the listener (and for agents: `upstream`).
 pub mod tls;
+// The stack's vocabulary: the body type, the error enum and its table.
+pub mod http;
+// One call: intake, the client bindings, authorize, route, admit, forward.
+pub mod call;
+// Who is calling, and what they may use.
+pub mod auth;
+// Rate and concurrency limits.
+pub mod limits;
+// The SSRF guard on push webhooks.
+pub mod push_guard;
+// Which agent takes the call: skills, task owners, text match.
+pub mod routing;
+// Version translation between client and agent.
+pub mod bridge;
+// The agents behind: pools, replicas, breakers, the forwarded request.
 pub mod upstream;
+// Agent Cards: fetched, aggregated, rewritten, served.
+pub mod card;
+//
+// What every stage reads:
+// the protocol's vocabulary (methods, model, validation, protos, SSE).
+pub mod a2a;
+// The configuration, validated.
+pub mod config;
+// The state each request shares.
+pub mod state;
+// Address ranges.
+pub mod cidr;
+// Bounded maps of learned ids.
+pub mod recent;
+// Metrics, logs, access lines, traces.
+pub mod telemetry;
+//
+// Beside the requests: memory given back after bursts, and the demo.
+pub mod memory_release;
+// The demo: the gateway before two sample agents.
+pub mod demo;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -68,7 +68,8 @@ pub fn instructions(gateway: SocketAddr, admin: SocketAddr) -> String {
     format!(
         r#"a2a-gateway demo is running: two agents (weather, travel) behind one address.
 
-  gateway  {url}/   (JSON-RPC, every A2A version)
+  gateway  {url}/   A2A 0.1, 0.3 and 1.0 over JSON-RPC (POST /), HTTP+JSON (REST:
+           POST /message:send, GET /tasks/{{id}}, ...; 0.3 under /v1) and gRPC (h2c, same port)
   card     {url}/.well-known/agent-card.json   (both agents' skills: forecast, book-flight)
   agents   {url}/agents/weather  {url}/agents/travel
   probes   http://{admin}/healthz  http://{admin}/readyz
@@ -87,6 +88,10 @@ Try:
   # 3. Streaming (1.0 shapes): the forecast arrives event by event.
   curl -sN {url}/ -H 'content-type: application/json' -H 'A2A-Version: 1.0' -H 'A2A-Skill: forecast' \
     -d '{{"jsonrpc":"2.0","id":3,"method":"SendStreamingMessage","params":{{"message":{{"messageId":"m3","role":"ROLE_USER","parts":[{{"text":"Berlin this weekend"}}]}}}}}}'
+
+  # 4. HTTP+JSON (REST), 1.0: the result alone, no JSON-RPC envelope.
+  curl -s {url}/message:send -H 'content-type: application/json' -H 'A2A-Skill: forecast' \
+    -d '{{"message":{{"messageId":"m5","role":"ROLE_USER","parts":[{{"text":"Oslo tomorrow"}}]}}}}'
 
   # Second turn of the booking from 1 (put the task id you got there); the gateway
   # remembers which agent owns the task, no hint needed:
