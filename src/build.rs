@@ -20,6 +20,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(true)
         .build_server(true)
         .compile_well_known_types(true)
+        // A request that does not decode is the client's error
+        // (INVALID_ARGUMENT), not tonic-prost's INTERNAL.
+        .codec_path("crate::a2a::grpc::codec::ProstCodec")
         .extern_path(".google.protobuf", "::pbjson_types")
         .compile_fds(descriptors.clone())?;
     let encoded = prost::Message::encode_to_vec(&descriptors);

@@ -503,11 +503,19 @@ async fn unknown_agent_name_is_a_404() {
         agent_path("nope", CARD_PATHS[0]),
         agent_path("nope", CARD_PATHS[1]),
         agent_path("", CARD_PATHS[0]),
-        "/agents/nope/extendedAgentCard".to_string(),
     ] {
         let reply = client::get(&at(&gw, &path), &[]).await;
         assert_rpc_error(&reply, StatusCode::NOT_FOUND, INVALID_REQUEST, Value::Null);
     }
+    // An HTTP+JSON route answers in its binding: a google.rpc.Status.
+    let reply = client::get(&at(&gw, "/agents/nope/extendedAgentCard"), &[]).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.text());
+    let status = reply.json();
+    assert_eq!(status["error"]["status"], "NOT_FOUND", "{status}");
+    assert_eq!(
+        status["error"]["details"][0]["reason"], "NOT_FOUND",
+        "{status}"
+    );
     let reply = client::post_json(&at(&gw, "/agents/nope"), v03_send(1), &[]).await;
     assert_rpc_error(&reply, StatusCode::NOT_FOUND, INVALID_REQUEST, Value::Null);
     assert_eq!(mock.request_count(), 0, "nothing reached the agent");

@@ -716,7 +716,9 @@ async fn content_type_must_be_json() {
     let fx = fixture("").await;
     let url = fx.gw.url();
     let body = Bytes::from(valid_send("1"));
-    let refused = rpc_error(-32600, "null", "Content-Type").with_status(415);
+    // ContentTypeNotSupportedError, the request's id mirrored (HTTP 200, as
+    // every A2A error over JSON-RPC).
+    let refused = rpc_error(-32005, "1", "content type not supported");
     let no_type = client::request(Method::POST, &url, body.clone(), &[], Proto::Http1).await;
     let mut failures = Vec::new();
     if let Err(why) = check(&no_type, &refused) {

@@ -357,3 +357,198 @@ async fn grpc_web_is_not_taken_for_grpc() {
         "an answer that says what is wrong"
     );
 }
+
+/// A raw gRPC request over h2c with `extra` headers: its status and its
+/// message, percent-decoded.
+async fn raw_call(
+    gw: &TestGateway,
+    path: &str,
+    body: Vec<u8>,
+    extra: &[(&str, &str)],
+) -> (String, String) {
+    let url = format!("http://{}{path}", gw.addr());
+    let mut headers = vec![("content-type", "application/grpc"), ("te", "trailers")];
+    headers.extend_from_slice(extra);
+    let reply = support::client::post_json_h2(&url, body, &headers).await;
+    assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+    let status = reply.header("grpc-status").unwrap_or("-").to_string();
+    let message = reply.header("grpc-message").unwrap_or("");
+    let message = percent_encoding::percent_decode_str(message).decode_utf8_lossy();
+    (status, message.into_owned())
+}
+
+/// Every frame or decode fault, on both A2A services and on health, is
+/// the client's: INVALID_ARGUMENT naming what was wrong (RESOURCE_EXHAUSTED
+/// over the size limit), found where the frame is read, never INTERNAL.
+#[tokio::test]
+async fn each_frame_fault_is_invalid_argument_naming_it_on_every_service() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(
+        &[("echo", &agent.url())],
+        "[limits]\nmax_body_bytes = 4096\n",
+    )
+    .await;
+    let ok = framed(&send("hi"));
+    let mut compressed = ok.clone();
+    compressed[0] = 1;
+    let mut short = ok.clone();
+    short.truncate(ok.len() - 3);
+    let big = vec![b'x'; 10_000];
+    let cases: [(&str, Vec<u8>, &str, &str); 7] = [
+        (
+            "not a frame",
+            b"{\"a\":1}".to_vec(),
+            "3",
+            "compressed flag is 123",
+        ),
+        (
+            "3 bytes",
+            b"abc".to_vec(),
+            "3",
+            "short of the 5-byte frame head",
+        ),
+        ("no body", Vec::new(), "3", "no message"),
+        ("prefix past the body", short, "3", "but the body holds"),
+        (
+            "compressed, no encoding",
+            compressed,
+            "3",
+            "no grpc-encoding",
+        ),
+        (
+            "not protobuf",
+            b"\0\0\0\0\x03\xff\xff\xff".to_vec(),
+            "3",
+            "is not a valid",
+        ),
+        ("over the limit", big, "8", "over limits.max_body_bytes"),
+    ];
+    for path in [
+        "/lf.a2a.v1.A2AService/SendMessage",
+        "/a2a.v1.A2AService/SendMessage",
+        "/grpc.health.v1.Health/Check",
+    ] {
+        for (what, body, code, says) in &cases {
+            let (status, message) = raw_call(&gw, path, body.clone(), &[]).await;
+            assert_eq!(&status, code, "{path}, {what}: {message}");
+            assert!(message.contains(says), "{path}, {what}: {message}");
+        }
+    }
+    // A known encoding the gateway does not take: UNIMPLEMENTED, as gRPC says.
+    let mut gzip = ok.clone();
+    gzip[0] = 1;
+    let path = "/lf.a2a.v1.A2AService/SendMessage";
+    let (status, message) = raw_call(&gw, path, gzip, &[("grpc-encoding", "gzip")]).await;
+    assert_eq!(status, "12", "{message}");
+    // The same frame, whole and uncompressed, is served.
+    let (status, message) = raw_call(&gw, path, ok, &[]).await;
+    assert_eq!(status, "0", "{message}");
+    let calls = (agent.requests().iter())
+        .filter(|r| !r.is_card_fetch())
+        .count();
+    assert_eq!(calls, 1, "only the good call reached the agent");
+}
+
+/// An `A2A-Version` the gateway does not speak is answered by the gateway,
+/// in each binding, and counted as its class; no agent is asked. A spoken
+/// version with a patch number is served.
+#[tokio::test]
+async fn an_a2a_version_the_gateway_does_not_speak_is_refused_in_every_binding() {
+    use a2a_gateway::a2a::grpc::v03;
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    let version = |v: &'static str| {
+        let mut request = tonic::Request::new(send("hi"));
+        request
+            .metadata_mut()
+            .insert("a2a-version", v.parse().unwrap());
+        request
+    };
+    let status = client(&gw)
+        .await
+        .send_message(version("99.0"))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unimplemented, "{status:?}");
+    assert_eq!(reason(&status).as_deref(), Some("VERSION_NOT_SUPPORTED"));
+    assert!(status.message().contains("'99.0'"), "{status:?}");
+    assert!(status.message().contains("1.0, 0.3"), "{status:?}");
+    let mut old =
+        v03::a2a_service_client::A2aServiceClient::connect(format!("http://{}", gw.addr()))
+            .await
+            .unwrap();
+    let mut request = tonic::Request::new(v03::SendMessageRequest::default());
+    request
+        .metadata_mut()
+        .insert("a2a-version", "0.9".parse().unwrap());
+    let status = old.send_message(request).await.unwrap_err();
+    assert_eq!(
+        status.code(),
+        Code::Unimplemented,
+        "the 0.3 service: {status:?}"
+    );
+    assert_eq!(reason(&status).as_deref(), Some("VERSION_NOT_SUPPORTED"));
+    let rpc = r#"{"jsonrpc":"2.0","id":"x","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+    let reply = support::client::post_json(&gw.url(), rpc, &[("a2a-version", "2.0")]).await;
+    assert_eq!(reply.json()["error"]["code"], -32009, "{}", reply.text());
+    assert_eq!(reply.json()["id"], "x", "{}", reply.text());
+    let url = format!("{}message:send?A2A-Version=1.5", gw.url());
+    let body = r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#;
+    let reply = support::client::post_json(&url, body, &[]).await;
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert_eq!(
+        reply.json()["error"]["status"],
+        "UNIMPLEMENTED",
+        "{}",
+        reply.text()
+    );
+    let none = (agent.requests().iter())
+        .filter(|r| !r.is_card_fetch())
+        .count();
+    assert_eq!(none, 0, "a refused version reached the agent");
+    let metrics = support::client::get(&format!("{}/metrics", gw.admin_url()), &[]).await;
+    let refused: f64 = (metrics.text().lines())
+        .filter(|l| l.starts_with("a2a_gateway_requests_total{"))
+        .filter(|l| l.contains("error=\"version_not_supported\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(refused, 4.0, "{}", metrics.text());
+    // 1.0 with a patch number is 1.0.
+    client(&gw)
+        .await
+        .send_message(version("1.0.1"))
+        .await
+        .expect("served");
+}
+
+/// A tenant with a control character is refused, named escaped, before the
+/// call goes anywhere (and so is one that names an agent the same way).
+#[tokio::test]
+async fn a_tenant_with_control_characters_is_invalid_argument() {
+    let agent = MockAgent::start(Mode::Normal).await;
+    let gw = TestGateway::start(&[("echo", &agent.url())], "").await;
+    for tenant in ["ac\r\nme", "a\0b", "agents/echo\n"] {
+        let mut request = send("hi");
+        request.tenant = tenant.into();
+        let status = client(&gw).await.send_message(request).await.unwrap_err();
+        assert_eq!(
+            status.code(),
+            Code::InvalidArgument,
+            "{tenant:?}: {status:?}"
+        );
+        let named = format!("tenant '{}'", tenant.escape_default());
+        assert!(status.message().contains(&named), "{tenant:?}: {status:?}");
+    }
+    let mut request = send("hi");
+    request.tenant = "acme.eu-1/team_a~b".into();
+    client(&gw)
+        .await
+        .send_message(request)
+        .await
+        .expect("an unreserved tenant passes");
+    let calls = (agent.requests().into_iter())
+        .filter(|r| !r.is_card_fetch())
+        .collect::<Vec<_>>();
+    assert_eq!(calls.len(), 1, "only the good tenant reached the agent");
+    assert_eq!(calls[0].json()["params"]["tenant"], "acme.eu-1/team_a~b");
+}

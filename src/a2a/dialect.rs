@@ -56,6 +56,47 @@ pub fn version_from(text: &str) -> Option<Version> {
     }
 }
 
+/// The versions a client may name in `A2A-Version` (0.2 is read as 0.3).
+pub const SPOKEN_VERSIONS: [&str; 4] = ["1.0", "0.3", "0.2", "0.1"];
+
+/// What a client's `A2A-Version` (header or query parameter) names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requested {
+    /// Empty: 0.3, as the spec says.
+    Empty,
+    Spoken(Version),
+    /// A version the gateway does not speak (`99.0`, `1.1`, `one`).
+    NotSpoken,
+}
+
+/// Reads `A2A-Version`: `Major.Minor`, with a patch number tolerated
+/// (`1.0.1`), since the spec says patches do not count.
+pub fn requested_version(text: &str) -> Requested {
+    let text = text.trim();
+    if text.is_empty() {
+        return Requested::Empty;
+    }
+    let number = |part: &str| match !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+        true => part.parse::<u32>().ok(),
+        false => None,
+    };
+    let mut parts = text.split('.').map(number);
+    let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else {
+        return Requested::NotSpoken;
+    };
+    // At most a patch number after them.
+    match (parts.next(), parts.next()) {
+        (None, _) | (Some(Some(_)), None) => {}
+        _ => return Requested::NotSpoken,
+    }
+    match (major, minor) {
+        (1, 0) => Requested::Spoken(Version::V1_0),
+        (0, 2 | 3) => Requested::Spoken(Version::V0_3),
+        (0, 1) => Requested::Spoken(Version::V0_1),
+        _ => Requested::NotSpoken,
+    }
+}
+
 /// A set of protocol versions (what an agent speaks over one binding):
 /// copied and tested on every call, so a bit set rather than a list.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -112,6 +153,30 @@ mod tests {
             ("one", None),
         ] {
             assert_eq!(version_from(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn requested_versions_are_major_minor_of_a_spoken_version() {
+        use Requested::*;
+        for (text, want) in [
+            ("1.0", Spoken(Version::V1_0)),
+            ("1.0.1", Spoken(Version::V1_0)),
+            (" 0.3 ", Spoken(Version::V0_3)),
+            ("0.2", Spoken(Version::V0_3)),
+            ("0.1", Spoken(Version::V0_1)),
+            ("", Empty),
+            ("99.0", NotSpoken),
+            ("1.1", NotSpoken),
+            ("1", NotSpoken),
+            ("v1.0", NotSpoken),
+            ("1.0.", NotSpoken),
+            ("1.0.1.2", NotSpoken),
+            ("1.0.x", NotSpoken),
+            ("+1.0", NotSpoken),
+            ("one", NotSpoken),
+        ] {
+            assert_eq!(requested_version(text), want, "{text:?}");
         }
     }
 

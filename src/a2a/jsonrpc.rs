@@ -17,8 +17,10 @@ pub const INTERNAL_ERROR: i32 = -32603;
 pub const TASK_NOT_FOUND: i32 = -32001;
 pub const PUSH_NOTIFICATION_NOT_SUPPORTED: i32 = -32003;
 pub const UNSUPPORTED_OPERATION: i32 = -32004;
+pub const CONTENT_TYPE_NOT_SUPPORTED: i32 = -32005;
 pub const INVALID_AGENT_RESPONSE: i32 = -32006;
 pub const EXTENDED_CARD_NOT_CONFIGURED: i32 = -32007;
+pub const VERSION_NOT_SUPPORTED: i32 = -32009;
 
 /// A parsed request. Borrowed from the body, so forwarding uses the original
 /// bytes and nothing here is ever written back out.

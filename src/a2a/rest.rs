@@ -68,8 +68,24 @@ fn family_of(method: &Method, path: &str) -> Result<(Family, Vec<String>), Refus
 }
 
 /// A path id, percent-decoded. An id that decodes to a slash, a dot
-/// segment or nothing names no task.
+/// segment or nothing names no task; one with a control character (NUL,
+/// CR, LF, ...) is refused, named escaped.
 fn path_id(raw: &str) -> Result<String, Refused> {
+    let id = segment(raw)?;
+    if id.chars().any(char::is_control) {
+        let shown: String = id.chars().take(128).collect();
+        let why = format!(
+            "path id '{}' holds a control character",
+            shown.escape_default()
+        );
+        return Err(Refused::Invalid(why));
+    }
+    Ok(id)
+}
+
+/// A path segment, percent-decoded: UTF-8, and neither empty, a dot
+/// segment, nor holding a slash.
+fn segment(raw: &str) -> Result<String, Refused> {
     let id = percent_decode_str(raw)
         .decode_utf8()
         .map_err(|_| Refused::Invalid(format!("path id '{raw}' is not UTF-8 once decoded")))?;
@@ -113,6 +129,10 @@ fn query_params(family: Family, query: Option<&str>) -> Result<Map<String, Value
     let known = query_members(family);
     let mut params = Map::new();
     for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        // A service parameter, not the operation's (checked on intake).
+        if name.eq_ignore_ascii_case("a2a-version") {
+            continue;
+        }
         let camel = to_camel(&name);
         let Some((member, kind)) = known.iter().find(|(m, _)| *m == camel) else {
             return Err(Refused::Invalid(format!(
@@ -175,7 +195,8 @@ pub fn place(method: &Method, path: &str, query: Option<&str>) -> Result<Placed,
     if tenant == "v1" || tenant.is_empty() || route.starts_with("v1/") {
         return Err(Refused::NotFound);
     }
-    let tenant = path_id(tenant)?;
+    let tenant = segment(tenant)?;
+    super::validate::tenant(&tenant).map_err(Refused::Invalid)?;
     let mut placed = place_route(method, &format!("/{route}"), query)?;
     if let Value::Object(params) = &mut placed.params {
         params.insert("tenant".into(), Value::String(tenant));
@@ -375,11 +396,28 @@ mod tests {
             ("GetTask", json!({"id": "t-1"})),
             "a route before a tenant"
         );
-        let p = place(&Method::POST, "/a%20b/message:send", None).unwrap();
+        let p = place(&Method::POST, "/a.b~c_d-1/message:send", None).unwrap();
         assert_eq!(
             (p.params, p.path.as_str()),
-            (json!({"tenant": "a b"}), "/a%20b/message:send")
+            (json!({"tenant": "a.b~c_d-1"}), "/a.b~c_d-1/message:send")
         );
+        // A tenant holds only what a path segment may, unescaped.
+        for (path, named) in [
+            ("/a%20b/message:send", "'a b'"),
+            ("/ac%0D%0Ame/message:send", "'ac\\r\\nme'"),
+            ("/a%00/tasks/t", "'a\\u{0}'"),
+            ("/a%2Fb/tasks/t", "names no task"),
+        ] {
+            match place(&Method::POST, path, None) {
+                Err(Refused::Invalid(why)) => assert!(why.contains(named), "{path}: {why}"),
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        // And a task id holds no control character.
+        match place(&Method::GET, "/tasks/t%0A1", None) {
+            Err(Refused::Invalid(why)) => assert!(why.contains("'t\\n1'"), "{why}"),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(
             place(&Method::GET, "/acme/v1/tasks/t", None).unwrap_err(),
             Refused::NotFound

@@ -13,6 +13,9 @@ use super::model::{Message, Params, Part, PushConfig};
 pub fn check(method: &Method, params: &Params<'_>) -> Result<(), String> {
     use {Family as F, Version as V};
     let at = "params";
+    if let Some(t) = params.tenant() {
+        tenant(t)?;
+    }
     match (params, method.family, method.version) {
         (Params::Absent, F::ListTasks | F::ExtendedCard, _) => Ok(()),
         (Params::Absent, _, _) => Err("params is required".into()),
@@ -47,6 +50,23 @@ pub fn check(method: &Method, params: &Params<'_>) -> Result<(), String> {
         }
         (Params::List(_) | Params::Card, _, _) => Ok(()),
     }
+}
+
+/// A tenant holds what a URL path may: RFC 3986's unreserved characters
+/// (letters, digits, `-`, `.`, `_`, `~`) and `/` between segments (a REST
+/// path's tenant is one segment by its route). Anything else, a control
+/// character above all, could reach an agent's path or logs as something
+/// other than a tenant. The message names it escaped.
+pub fn tenant(tenant: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '/');
+    if tenant.chars().all(allowed) {
+        return Ok(());
+    }
+    let shown: String = tenant.chars().take(128).collect();
+    Err(format!(
+        "tenant '{}' may hold only letters, digits, '-', '.', '_', '~' and '/'",
+        shown.escape_default()
+    ))
 }
 
 /// 0.1/0.3 set: `pushNotificationConfig{url}`.

@@ -64,6 +64,9 @@ pub async fn serve(
         Ok(identity) => identity,
         Err(e) => return refuse(e),
     };
+    if let Err(e) = super::intake::check_version(parts) {
+        return refuse(e);
+    }
     // Per caller: no shared cache may keep it, but the caller may ask
     // whether it changed.
     let private = HeaderValue::from_static("private, no-store");

@@ -61,7 +61,7 @@ pub async fn handle(
             return super::grpc03::handle(state, conn, request, deadline).await;
         }
         tonic_health::pb::health_server::SERVICE_NAME => {
-            return serve_with(super::grpc_health::server(state), request).await;
+            return super::grpc_health::serve(state, request).await;
         }
         super::grpc_reflection::V1 => return super::grpc_reflection::serve(request, false).await,
         super::grpc_reflection::V1ALPHA => {
@@ -81,7 +81,7 @@ pub async fn handle(
     // The client's frames are read whole first: a call to a gRPC agent of
     // its version passes them on as they came (`GrpcSent`).
     let (parts, body) = request.into_parts();
-    let frames = match frames_of(body, limit).await {
+    let frames = match frames_of(body, &parts.headers, limit).await {
         Ok(frames) => frames,
         Err(status) => return said(status.into_http()),
     };
@@ -207,6 +207,10 @@ impl Front {
 /// `/agents/{name}` does, with the rest of the tenant (the agent's own)
 /// or none. Any other tenant is the agent's, and stays.
 fn agent_named(state: &AppState, tenant: &mut String) -> Result<Option<usize>, Status> {
+    if let Err(why) = crate::a2a::validate::tenant(tenant) {
+        let refused = crate::http::error::GatewayError::InvalidParams(why);
+        return Err(status_of(refused.mapped(), refused.to_string(), None));
+    }
     let Some(named) = tenant.strip_prefix("agents/") else {
         return Ok(None);
     };

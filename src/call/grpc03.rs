@@ -39,7 +39,7 @@ pub(super) async fn handle(
     let limit = state.config.limits.max_body_bytes;
     // Read whole first: a call to a 0.3 gRPC agent passes them on as they came.
     let (parts, body) = request.into_parts();
-    let frames = match frames_of(body, limit).await {
+    let frames = match frames_of(body, &parts.headers, limit).await {
         Ok(frames) => frames,
         Err(status) => return said(status.into_http()),
     };
@@ -155,7 +155,6 @@ impl Front03 {
         let agent = super::grpc_call::agent_in(&self.state, &mut metadata)?;
         let headers = request.headers_mut();
         *headers = super::grpc_call::headers(metadata);
-        headers.remove("a2a-version");
         if rest.body.is_none() {
             headers.remove(header::CONTENT_TYPE);
         } else {

@@ -16,6 +16,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
+use crate::a2a::grpc::codec::decode;
 use crate::state::AppState;
 
 /// How often a `Watch` looks at readiness again.
@@ -24,8 +25,23 @@ const WATCH_EVERY: Duration = Duration::from_secs(1);
 /// The services a health check can name.
 const SERVICES: [&str; 3] = ["", "lf.a2a.v1.A2AService", "a2a.v1.A2AService"];
 
-pub(super) fn server(state: Arc<AppState>) -> HealthServer<Checks> {
-    HealthServer::new(Checks(state))
+/// Serves one health call. Its request message is read whole, its frame
+/// checked and its message decoded here first, so that a bad one is
+/// INVALID_ARGUMENT, as on the A2A services (tonic-health's codec would
+/// say INTERNAL).
+pub(super) async fn serve(
+    state: Arc<AppState>,
+    request: http::Request<hyper::body::Incoming>,
+) -> http::Response<crate::http::body::Body> {
+    let limit = state.config.limits.max_body_bytes;
+    let (parts, body) = request.into_parts();
+    let read = super::grpc_pass::frames_of(body, &parts.headers, limit).await;
+    let frames = match read.and_then(|f| decode::<HealthCheckRequest>(&f[5..]).map(|_| f)) {
+        Ok(frames) => frames,
+        Err(status) => return super::grpc_serve::said(status.into_http()),
+    };
+    let request = http::Request::from_parts(parts, http_body_util::Full::new(frames));
+    super::grpc_serve::serve_with(HealthServer::new(Checks(state)), request).await
 }
 
 pub(super) struct Checks(Arc<AppState>);

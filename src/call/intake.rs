@@ -47,9 +47,43 @@ fn original_host(parts: &Parts) -> Option<http::HeaderValue> {
     }
 }
 
-pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
+/// The `A2A-Version` the client names, in its header or in the query
+/// parameter of that name (spec §3.6.1): refused when the gateway does not
+/// speak it, before any agent is asked. Absent or empty means 0.3.
+pub(super) fn check_version(parts: &Parts) -> Result<(), GatewayError> {
+    for value in parts.headers.get_all(&crate::bridge::headers::VERSION) {
+        let text = String::from_utf8_lossy(value.as_bytes());
+        spoken(&text)?;
+    }
+    let Some(query) = parts.uri.query() else {
+        return Ok(());
+    };
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        if name.eq_ignore_ascii_case("a2a-version") {
+            spoken(&value)?;
+        }
+    }
+    Ok(())
+}
+
+fn spoken(text: &str) -> Result<(), GatewayError> {
+    use crate::a2a::dialect::{requested_version, Requested};
+    match requested_version(text) {
+        Requested::Empty | Requested::Spoken(_) => Ok(()),
+        Requested::NotSpoken => {
+            let shown: String = text.chars().take(32).collect();
+            Err(GatewayError::VersionNotSupported(
+                shown.escape_default().to_string(),
+            ))
+        }
+    }
+}
+
+/// The body is JSON by its `Content-Type`; else what it says instead (for
+/// the binding's own error: JSON-RPC's -32005, HTTP+JSON's 415).
+pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
-        return Err(GatewayError::UnsupportedMediaType("no Content-Type".into()));
+        return Err("no Content-Type".into());
     };
     let text = value.to_str().unwrap_or("");
     let mime = text.split(';').next().unwrap_or("").trim().as_bytes();
@@ -63,7 +97,7 @@ pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), GatewayError
         Ok(())
     } else {
         let shown: String = text.chars().take(64).collect();
-        Err(GatewayError::UnsupportedMediaType(format!("'{shown}'")))
+        Err(format!("'{shown}'"))
     }
 }
 

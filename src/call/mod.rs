@@ -247,6 +247,13 @@ async fn handle_call(
         }
     };
     record.caller = identity.as_ref().map(|i| i.subject.clone());
+    // A version the gateway does not speak is no agent's to answer.
+    if let Err(e) = intake::check_version(&parts) {
+        return match front {
+            Front::JsonRpc | Front::Grpc => refuse(state, e, &parts, body, record).await,
+            Front::Rest | Front::Rest03 => e.into_rest_response(),
+        };
+    }
     let read = match (arrived, body) {
         (Arrived::Rest(placed), body) => {
             let bytes = match body {
@@ -265,6 +272,13 @@ async fn handle_call(
         Err(e) => return front.refuse(e, None),
     };
     record.request_bytes = bytes.len();
+    if front == Front::JsonRpc {
+        if let Err(got) = check_content_type(&parts.headers) {
+            // Checked after the body is read, so that the answer mirrors its id.
+            let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);
+            return GatewayError::ContentTypeNotSupported(got).into_response(id);
+        }
+    }
     let (id, method, params, raw_params) = match read_call(&bytes, record) {
         Ok(read) => read,
         Err((e, id)) => return front.refuse(e, id),
@@ -305,13 +319,10 @@ async fn handle_call(
     }
 }
 
-/// A JSON-RPC request's body: JSON, and within the limits.
+/// A JSON-RPC request's body, within the limits.
 async fn read_rpc_body(state: &AppState, parts: &Parts, body: Sent) -> Result<Bytes, GatewayError> {
     match body {
-        Sent::Wire(body) => {
-            check_content_type(&parts.headers)?;
-            read_body(&state.config.limits, &parts.headers, body).await
-        }
+        Sent::Wire(body) => read_body(&state.config.limits, &parts.headers, body).await,
         Sent::Read(bytes) => Ok(bytes),
     }
 }
@@ -854,7 +865,8 @@ fn authorize(
     })
 }
 
-/// The 401/403 answer, mirroring the request id when the body has one.
+/// A refusal before the call is read (401/403, an unspoken version), in
+/// JSON-RPC, mirroring the request id when the body has one.
 async fn refuse(
     state: &AppState,
     error: GatewayError,

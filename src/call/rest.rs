@@ -59,7 +59,7 @@ pub(super) fn request(
                 message,
             });
         }
-        check_content_type(&parts.headers)?;
+        check_content_type(&parts.headers).map_err(GatewayError::UnsupportedMediaType)?;
         if let Some(call) = body_alone(&placed, &bytes)? {
             let sent = RestSent {
                 path: placed.path,

@@ -6,6 +6,7 @@
 //! and a server trait.
 
 pub mod call;
+pub mod codec;
 pub mod seen;
 
 /// A2A 1.0: package `lf.a2a.v1`.

@@ -152,6 +152,17 @@ pub enum Params<'a> {
 }
 
 impl<'a> Params<'a> {
+    /// The 1.0 `tenant` member, where the params have one.
+    pub fn tenant(&self) -> Option<&str> {
+        match self {
+            Params::Send(p) => p.tenant.as_deref(),
+            Params::Task(p) => p.tenant.as_deref(),
+            Params::List(p) => p.tenant.as_deref(),
+            Params::PushSet(p) => p.tenant.as_deref(),
+            Params::Card | Params::Absent => None,
+        }
+    }
+
     pub fn send(&self) -> Option<&SendParams<'a>> {
         match self {
             Params::Send(p) => Some(p),

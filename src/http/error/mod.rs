@@ -12,6 +12,9 @@ use serde_json::{json, Value};
 use crate::a2a::jsonrpc;
 use crate::http::body::{self, Body};
 
+/// The versions a client may name in `A2A-Version`, as error messages say them.
+const SPOKEN: &str = "1.0, 0.3 (and 0.2) and 0.1";
+
 mod rest;
 pub mod table;
 
@@ -83,8 +86,17 @@ pub enum GatewayError {
     PayloadTooLarge { limit: usize },
     #[error("request head (request line and headers) exceeds the limit of {limit} bytes")]
     HeadTooLarge { limit: usize },
+    /// An HTTP+JSON body that is not JSON by its `Content-Type`: HTTP's 415.
     #[error("Content-Type must be application/json (got {0})")]
     UnsupportedMediaType(String),
+    /// A JSON-RPC request that is not JSON by its `Content-Type`: the A2A
+    /// ContentTypeNotSupportedError (-32005), which JSON-RPC clients read.
+    #[error("content type not supported: a JSON-RPC request is application/json or application/a2a+json (got {0})")]
+    ContentTypeNotSupported(String),
+    /// An `A2A-Version` the gateway does not speak, answered before any
+    /// agent is asked.
+    #[error("A2A version '{0}' is not supported: this gateway speaks {SPOKEN}")]
+    VersionNotSupported(String),
     #[error("request body was not received within {0:?}")]
     BodyTimeout(std::time::Duration),
     #[error("reading the request body failed: {0}")]
@@ -184,6 +196,10 @@ impl GatewayError {
                 json!({ "limit": r.limit, "retryAfterSeconds": r.retry_after.as_secs_f64().ceil() }),
             ),
             UpstreamEjected { upstream, .. } => Some(json!({ "upstream": upstream })),
+            VersionNotSupported(sent) => Some(json!({
+                "version": sent,
+                "supportedVersions": crate::a2a::dialect::SPOKEN_VERSIONS,
+            })),
             _ => None,
         }
     }

@@ -127,6 +127,23 @@ impl GatewayError {
                     "UNSUPPORTED_MEDIA_TYPE",
                 )
             }
+            // Answered as JSON-RPC answers every A2A error, with 200.
+            ContentTypeNotSupported(_) => row(
+                jsonrpc::CONTENT_TYPE_NOT_SUPPORTED,
+                OK,
+                BAD,
+                INVALID,
+                "CONTENT_TYPE_NOT_SUPPORTED",
+            ),
+            // gRPC: UNIMPLEMENTED, as the 1.0 conformance suite expects
+            // (the spec's §5.4 table says FAILED_PRECONDITION; docs/errors.md).
+            VersionNotSupported(_) => row(
+                jsonrpc::VERSION_NOT_SUPPORTED,
+                OK,
+                BAD,
+                "UNIMPLEMENTED",
+                "VERSION_NOT_SUPPORTED",
+            ),
             BodyTimeout(_) => {
                 let s = S::REQUEST_TIMEOUT;
                 row(

@@ -396,6 +396,8 @@ pub fn error_class(code: Option<i32>) -> &'static str {
         Some(jsonrpc::TASK_NOT_FOUND) => "task_not_found",
         Some(jsonrpc::UNSUPPORTED_OPERATION) => "unsupported_operation",
         Some(jsonrpc::EXTENDED_CARD_NOT_CONFIGURED) => "extended_card_not_configured",
+        Some(jsonrpc::CONTENT_TYPE_NOT_SUPPORTED) => "content_type_not_supported",
+        Some(jsonrpc::VERSION_NOT_SUPPORTED) => "version_not_supported",
         Some(codes::NO_ROUTE) => "no_route",
         Some(codes::UNKNOWN_SKILL) => "unknown_skill",
         Some(codes::UNAUTHENTICATED) => "unauthenticated",
