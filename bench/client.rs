@@ -21,6 +21,12 @@
 //!       waits for the first event on every one, prints its JSON line, holds them
 //!       all open for S seconds (default 5) and exits.
 //!
+//!   seq --url URL [--body FILE] --calls N [--h2] [--get] [--stream] [--expect STR] [--events E] [-H …]
+//!       N calls one after another on one connection, each checked as `rate`
+//!       checks it (`--stream`: as `sse` does; `--get`: a GET without a
+//!       body). For bench/ledger.sh, which counts the instructions a call
+//!       costs the gateway, so the client only has to be exact, not fast.
+//!
 //! `rate` and `sse` also take an `https://` URL with `--cacert FILE` (the PEM
 //! certificate to trust): TLS with ALPN `h2` (with --h2) or `http/1.1`.
 
@@ -47,6 +53,9 @@ struct Opts {
     streams: usize,
     events: usize,
     hold: f64,
+    calls: usize,
+    get: bool,
+    stream: bool,
     headers: Vec<(HeaderName, HeaderValue)>,
     /// For an `https://` URL: the connector trusting `--cacert`.
     tls: Option<tokio_rustls::TlsConnector>,
@@ -64,14 +73,23 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         streams: 1000,
         events: 10,
         hold: 5.0,
+        calls: 1,
+        get: false,
+        stream: false,
         headers: Vec::new(),
         tls: None,
     };
     let mut cacert = None;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
-        if flag == "--h2" {
-            o.h2 = true;
+        let switch = match flag.as_str() {
+            "--h2" => Some(&mut o.h2),
+            "--get" => Some(&mut o.get),
+            "--stream" => Some(&mut o.stream),
+            _ => None,
+        };
+        if let Some(on) = switch {
+            *on = true;
             continue;
         }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -93,6 +111,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "--streams" => o.streams = num(value)? as usize,
             "--events" => o.events = num(value)? as usize,
             "--hold" => o.hold = num(value)?,
+            "--calls" => o.calls = num(value)? as usize,
             "--cacert" => cacert = Some(value.clone()),
             "-H" => {
                 let (k, v) = value
@@ -158,6 +177,7 @@ pub fn main(mode: &str, args: &[String]) -> i32 {
         match mode {
             "rate" => rate(opts).await,
             "sse" => sse(opts).await,
+            "seq" => seq(opts).await,
             _ => idle(opts).await,
         }
     });
@@ -260,8 +280,14 @@ fn request(o: &Opts) -> Request<Full<Bytes>> {
     } else {
         path.parse().expect("path")
     };
-    let mut req = Request::post(uri)
-        .body(Full::new(o.body.clone()))
+    let (method, body) = match o.get {
+        true => (http::Method::GET, Bytes::new()),
+        false => (http::Method::POST, o.body.clone()),
+    };
+    let mut req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .body(Full::new(body))
         .expect("request");
     let h = req.headers_mut();
     if !o.h2 {
@@ -520,6 +546,29 @@ async fn one_stream(
         0.0
     };
     Ok((first - t0, end, gap, events))
+}
+
+/// `seq`: the calls one after another on one connection.
+async fn seq(o: Arc<Opts>) -> Result<(String, usize), String> {
+    let mut sender = connect(&o).await?;
+    let (mut ok, mut errors, mut first_error) = (0usize, 0usize, None);
+    for _ in 0..o.calls {
+        let done = match o.stream {
+            true => one_stream(&mut sender, &o).await.map(drop),
+            false => unary(&mut sender, &o).await,
+        };
+        match done {
+            Ok(()) => ok += 1,
+            Err(e) => {
+                errors += 1;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = &first_error {
+        eprintln!("bench-upstream seq: first error: {e}");
+    }
+    Ok((format!("{{\"ok\":{ok},\"errors\":{errors}}}"), errors))
 }
 
 async fn sse(o: Arc<Opts>) -> Result<(String, usize), String> {

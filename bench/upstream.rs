@@ -30,7 +30,8 @@
 //! answering `message/send` with `"<skill id>: …"` instead of `"echo: …"`,
 //! so a load client can check which agent the gateway routed to.
 //!
-//! `rate`, `sse` and `idle` are the load clients used by bench/run.sh; they
+//! `rate`, `sse`, `idle` and `seq` are the load clients of bench/run.sh and
+//! bench/ledger.sh; they
 //! live in bench/client.rs and print one JSON line each. `secrets DIR` writes
 //! the certificate and token of the TLS + JWT rows (bench/secrets.rs).
 //! `sink PORT` is an OTLP/HTTP receiver that keeps nothing (bench/traces.sh).
@@ -67,7 +68,9 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match args.first().map(String::as_str) {
         Some("serve") => serve_main(&args[1..]),
-        Some("rate") | Some("sse") | Some("idle") => client::main(&args[0], &args[1..]),
+        Some("rate") | Some("sse") | Some("idle") | Some("seq") => {
+            client::main(&args[0], &args[1..])
+        }
         Some("secrets") => secrets::main(&args[1..]),
         Some("sink") => otlp_sink::main(&args[1..]),
         Some("grpc-body") => grpc_body(&args[1..]),
