@@ -276,7 +276,7 @@ impl Metrics {
 
 /// Every series name the gateway can export (a histogram's `_bucket`,
 /// `_sum` and `_count`), whether or not it has a sample yet: what a
-/// dashboard's queries may use (`tests/dashboard.rs`).
+/// dashboard's queries may use (`tests/it/dashboard.rs`).
 pub fn series_names() -> Vec<String> {
     let mut names = Vec::new();
     for (family, histogram) in family::ALL {
