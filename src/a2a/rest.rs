@@ -11,7 +11,7 @@ use super::methods::{self, Family};
 
 /// A REST request, placed: the method it is and its params.
 #[derive(Debug)]
-pub struct Placed {
+pub struct RestRoute {
     pub method: &'static methods::Method,
     pub params: Value,
     /// Whether the operation takes a body (POST routes).
@@ -183,7 +183,7 @@ fn to_camel(name: &str) -> String {
 /// tenant joins the params, as a JSON-RPC 1.0 call carries it. A route
 /// wins over a tenant: `/tasks/t` is GetTask `t`, never ListTasks of
 /// tenant `tasks`.
-pub fn place(method: &Method, path: &str, query: Option<&str>) -> Result<Placed, Refused> {
+pub fn place(method: &Method, path: &str, query: Option<&str>) -> Result<RestRoute, Refused> {
     match place_route(method, path, query) {
         Err(Refused::NotFound) => {}
         placed => return placed,
@@ -206,7 +206,7 @@ pub fn place(method: &Method, path: &str, query: Option<&str>) -> Result<Placed,
 }
 
 /// [`place`] without tenants.
-fn place_route(method: &Method, path: &str, query: Option<&str>) -> Result<Placed, Refused> {
+fn place_route(method: &Method, path: &str, query: Option<&str>) -> Result<RestRoute, Refused> {
     use Family::*;
     // 0.3's routes are 1.0's under `/v1`, less ListTasks (0.3 had none).
     let (route, v03) = match path.strip_prefix("/v1/") {
@@ -236,7 +236,7 @@ fn place_route(method: &Method, path: &str, query: Option<&str>) -> Result<Place
         .iter()
         .find(|m| m.family == family && m.version == methods::Version::V1_0)
         .ok_or(Refused::NotFound)?;
-    Ok(Placed {
+    Ok(RestRoute {
         method: rpc,
         params: Value::Object(params),
         takes_body: matches!(family, Send | Stream | CancelTask | PushSet)
@@ -248,7 +248,7 @@ fn place_route(method: &Method, path: &str, query: Option<&str>) -> Result<Place
 
 /// The params once the body (a JSON object) has joined the path's: a
 /// member given in both must agree.
-pub fn with_body(placed: &mut Placed, body: Value) -> Result<(), Refused> {
+pub fn with_body(placed: &mut RestRoute, body: Value) -> Result<(), Refused> {
     let Value::Object(body) = body else {
         return Err(Refused::Invalid("the body must be a JSON object".into()));
     };

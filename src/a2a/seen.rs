@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use crate::a2a::model::answer::{self, Answer, Item};
+use crate::a2a::model::answer::{self, Item, RpcResponse};
 use crate::a2a::model::loose::Text;
 
 /// Task states in the 0.x spelling: the labels of `task_states_total`.
@@ -84,7 +84,7 @@ pub fn from_response(body: &[u8]) -> Seen<'_> {
     seen
 }
 
-fn absorb<'a>(answer: &Answer<'a>, seen: &mut Seen<'a>) {
+fn absorb<'a>(answer: &RpcResponse<'a>, seen: &mut Seen<'a>) {
     if answer.result.present() {
         let result = answer.result.get();
         seen.kinds.push(result.map_or("other", kind_of));

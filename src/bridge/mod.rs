@@ -11,8 +11,8 @@
 //! over unchanged: the agents' readers ignore members they do not know,
 //! and nothing a client sent is dropped unseen.
 
+pub mod agent_binding;
 pub mod answer;
-pub mod door;
 pub mod errors;
 pub mod events;
 mod fields;

@@ -28,11 +28,11 @@ use serde_json::Value;
 use tonic::Status;
 
 use super::grpc_call::{bounded, deadline, not_json, past_deadline, read_whole, sse_items};
-use super::grpc_pass::{frames_of, Passed};
-use super::grpc_serve::{said, serve_with};
-use super::grpc_status::{status_for, status_of};
+use super::grpc_pass::{frames_of, KeptAnswer};
+use super::grpc_serve::{into_gateway_body, serve_with};
 use crate::a2a::grpc::v1;
 use crate::http::body::Body;
+use crate::http::error::grpc::{status_from_code, status_from_row};
 use crate::http::error::table::{for_code, Mapped};
 use crate::state::{AppState, ConnInfo};
 
@@ -47,11 +47,11 @@ pub async fn handle(
 ) -> Response<Body> {
     if request.version() != http::Version::HTTP_2 {
         let why = "gRPC needs HTTP/2 (h2c in plaintext, or h2 by ALPN over TLS)";
-        return said(Status::invalid_argument(why).into_http());
+        return into_gateway_body(Status::invalid_argument(why).into_http());
     }
     let deadline = match deadline(request.headers()) {
         Ok(deadline) => deadline,
-        Err(why) => return said(Status::invalid_argument(why).into_http()),
+        Err(why) => return into_gateway_body(Status::invalid_argument(why).into_http()),
     };
     let path = request.uri().path();
     let service = path.trim_start_matches('/').split('/').next().unwrap_or("");
@@ -74,19 +74,19 @@ pub async fn handle(
                 v1::a2a_service_server::SERVICE_NAME,
                 crate::a2a::grpc::v03::a2a_service_server::SERVICE_NAME,
             );
-            return said(Status::unimplemented(why).into_http());
+            return into_gateway_body(Status::unimplemented(why).into_http());
         }
     }
     let limit = state.config.limits.max_body_bytes;
     // The client's frames are read whole first: a call to a gRPC agent of
-    // its version passes them on as they came (`GrpcSent`).
+    // its version passes them on as they came (`GrpcRequest`).
     let (parts, body) = request.into_parts();
     let frames = match frames_of(body, &parts.headers, limit).await {
         Ok(frames) => frames,
-        Err(status) => return said(status.into_http()),
+        Err(status) => return into_gateway_body(status.into_http()),
     };
-    let passed = Passed::default();
-    let front = Front {
+    let passed = KeptAnswer::default();
+    let service = Service10 {
         state,
         conn: conn.clone(),
         deadline,
@@ -94,7 +94,7 @@ pub async fn handle(
         frames: frames.clone(),
         passed: passed.clone(),
     };
-    let server = v1::a2a_service_server::A2aServiceServer::new(front)
+    let server = v1::a2a_service_server::A2aServiceServer::new(service)
         .max_decoding_message_size(limit)
         .max_encoding_message_size(MAX_ANSWER);
     let request = Request::from_parts(parts, http_body_util::Full::new(frames));
@@ -102,7 +102,7 @@ pub async fn handle(
 }
 
 /// One gRPC call's way into the gateway.
-struct Front {
+struct Service10 {
     state: Arc<AppState>,
     conn: ConnInfo,
     /// From `grpc-timeout`: past it the call is abandoned, DEADLINE_EXCEEDED.
@@ -112,11 +112,11 @@ struct Front {
     frames: Bytes,
     /// The agent's own answer, when the call passed through (`handle`
     /// answers with it instead of tonic's).
-    passed: Passed,
+    passed: KeptAnswer,
 }
 
-impl Front {
-    /// The call, said as its JSON-RPC 1.0 `method`, through the gateway:
+impl Service10 {
+    /// The call, into_gateway_body as its JSON-RPC 1.0 `method`, through the gateway:
     /// its JSON-RPC answer.
     async fn call<Q: Serialize + Tenanted>(
         &self,
@@ -152,7 +152,7 @@ impl Front {
         };
         if let Some(frames) = frames {
             let (path, deadline) = (self.path.clone(), self.deadline);
-            let sent = super::grpc_agent::GrpcSent {
+            let sent = super::grpc_agent::GrpcRequest {
                 path,
                 frames,
                 deadline,
@@ -161,7 +161,7 @@ impl Front {
         }
         let headers = request.headers_mut();
         *headers = super::grpc_call::headers(metadata);
-        // A gRPC call to this service is a 1.0 call, said or not.
+        // A gRPC call to this service is a 1.0 call, into_gateway_body or not.
         let v1 = http::HeaderValue::from_static("1.0");
         (headers.entry("a2a-version")).or_insert(v1);
         // Boxed: the call's way through the gateway is a large future, and
@@ -209,7 +209,7 @@ impl Front {
 fn agent_named(state: &AppState, tenant: &mut String) -> Result<Option<usize>, Status> {
     if let Err(why) = crate::a2a::validate::tenant(tenant) {
         let refused = crate::http::error::GatewayError::InvalidParams(why);
-        return Err(status_of(refused.mapped(), refused.to_string(), None));
+        return Err(status_from_row(refused.mapped(), refused.to_string(), None));
     }
     let Some(named) = tenant.strip_prefix("agents/") else {
         return Ok(None);
@@ -278,7 +278,7 @@ async fn result_of<A: DeserializeOwned>(
         Some(b'{') => serde_json::from_slice::<AnswerText<'_>>(&text).map_err(not_json)?,
         Some(_) => {
             let why = "the agent's answer is not a JSON-RPC answer (an object)".into();
-            return Err(status_for(-32006, why, None));
+            return Err(status_from_code(-32006, why, None));
         }
     };
     let Some(result) = answer.result else {
@@ -286,14 +286,14 @@ async fn result_of<A: DeserializeOwned>(
             Some(error) => error_status(error, own),
             None => {
                 let why = "the agent's answer has neither a result nor an error".into();
-                status_for(-32006, why, None)
+                status_from_code(-32006, why, None)
             }
         });
     };
     serde_json::from_str::<A>(result.get()).map_err(|e| {
         let what = what();
         let why = format!("the agent's answer is not a valid {what}: {e}");
-        status_for(-32006, why, None)
+        status_from_code(-32006, why, None)
     })
 }
 
@@ -329,13 +329,13 @@ fn error_status(error: Value, own: Option<Mapped>) -> Status {
         .unwrap_or("the call failed")
         .to_string();
     let mapped = own.unwrap_or_else(|| for_code(code));
-    status_of(mapped, message, error.get("data"))
+    status_from_row(mapped, message, error.get("data"))
 }
 
 /// A server stream's answers.
 type Answers = super::grpc_call::Answers<v1::StreamResponse>;
 
-impl Front {
+impl Service10 {
     /// A streaming call as its JSON-RPC 1.0 `method`: the agent's SSE
     /// events, each said as a `StreamResponse`. A refusal before the
     /// stream starts is the call's status; an error event ends the stream
@@ -373,12 +373,12 @@ impl Front {
 fn stream_item(result: Value) -> Result<v1::StreamResponse, Status> {
     serde_json::from_value(result).map_err(|e| {
         let why = format!("the agent's stream event is not a valid StreamResponse: {e}");
-        status_for(-32006, why, None)
+        status_from_code(-32006, why, None)
     })
 }
 
 #[tonic::async_trait]
-impl v1::a2a_service_server::A2aService for Front {
+impl v1::a2a_service_server::A2aService for Service10 {
     async fn send_message(
         &self,
         request: tonic::Request<v1::SendMessageRequest>,

@@ -22,11 +22,11 @@ use serde_json::Value;
 use tonic::Status;
 
 use super::grpc_call::{bounded, past_deadline, read_json, sse_items, Answers};
-use super::grpc_pass::{frames_of, Passed};
-use super::grpc_serve::{said, serve_with};
-use super::grpc_status::{status_for, status_from_json};
+use super::grpc_pass::{frames_of, KeptAnswer};
+use super::grpc_serve::{into_gateway_body, serve_with};
 use crate::a2a::grpc::v03;
 use crate::http::body::Body;
+use crate::http::error::grpc::{status_from_code, status_from_rest};
 use crate::state::{AppState, ConnInfo};
 
 /// Serves one call to the 0.3 service.
@@ -41,10 +41,10 @@ pub(super) async fn handle(
     let (parts, body) = request.into_parts();
     let frames = match frames_of(body, &parts.headers, limit).await {
         Ok(frames) => frames,
-        Err(status) => return said(status.into_http()),
+        Err(status) => return into_gateway_body(status.into_http()),
     };
-    let passed = Passed::default();
-    let front = Front03 {
+    let passed = KeptAnswer::default();
+    let service = Service03 {
         state,
         conn: conn.clone(),
         deadline,
@@ -52,14 +52,14 @@ pub(super) async fn handle(
         frames: frames.clone(),
         passed: passed.clone(),
     };
-    let server = v03::a2a_service_server::A2aServiceServer::new(front)
+    let server = v03::a2a_service_server::A2aServiceServer::new(service)
         .max_decoding_message_size(limit)
         .max_encoding_message_size(super::grpc_call::MAX_ANSWER);
     let request = Request::from_parts(parts, http_body_util::Full::new(frames));
     passed.or(serve_with(server, request).await)
 }
 
-struct Front03 {
+struct Service03 {
     state: Arc<AppState>,
     conn: ConnInfo,
     deadline: Option<tokio::time::Instant>,
@@ -67,7 +67,7 @@ struct Front03 {
     path: String,
     frames: Bytes,
     /// The agent's own answer, when the call passed through.
-    passed: Passed,
+    passed: KeptAnswer,
 }
 
 /// A 0.3 REST call: its method, path (and query) under `/v1`, and body.
@@ -126,7 +126,7 @@ fn segment(id: &str) -> String {
     utf8_percent_encode(id, NON_ALPHANUMERIC).to_string()
 }
 
-impl Front03 {
+impl Service03 {
     /// The call as its REST call, through the gateway: the REST answer.
     async fn call<Q>(
         &self,
@@ -161,7 +161,7 @@ impl Front03 {
             let json = HeaderValue::from_static("application/json");
             headers.insert(header::CONTENT_TYPE, json);
         }
-        let sent = super::grpc_agent::GrpcSent {
+        let sent = super::grpc_agent::GrpcRequest {
             path: self.path.clone(),
             frames: self.frames.clone(),
             deadline: self.deadline,
@@ -236,8 +236,8 @@ impl Front03 {
 /// A whole REST answer: the message, or its `google.rpc.Status`.
 fn answer_of<A: DeserializeOwned>(answer: Value, ok: bool) -> Result<A, Status> {
     if !ok || answer.get("error").is_some_and(Value::is_object) {
-        return Err(status_from_json(&answer).unwrap_or_else(|| {
-            status_for(
+        return Err(status_from_rest(&answer).unwrap_or_else(|| {
+            status_from_code(
                 -32603,
                 format!("an answer that is not a status: {answer}"),
                 None,
@@ -246,14 +246,14 @@ fn answer_of<A: DeserializeOwned>(answer: Value, ok: bool) -> Result<A, Status> 
     }
     serde_json::from_value(answer).map_err(|e| {
         let why = format!("the agent's answer is not a valid 0.3 message: {e}");
-        status_for(-32006, why, None)
+        status_from_code(-32006, why, None)
     })
 }
 
 type Stream03 = Answers<v03::StreamResponse>;
 
 #[tonic::async_trait]
-impl v03::a2a_service_server::A2aService for Front03 {
+impl v03::a2a_service_server::A2aService for Service03 {
     async fn send_message(
         &self,
         request: tonic::Request<v03::SendMessageRequest>,

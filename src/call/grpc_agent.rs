@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use tonic_types::StatusExt;
 
 use super::agent_params::{params_of, refusal};
+use super::whole;
 use crate::a2a::grpc::call::{answer_json, framed, next_message, request};
 use crate::a2a::{Family, Version};
 use crate::bridge::{v03_grpc_agent, v03_rest_agent};
@@ -27,7 +28,7 @@ use crate::http::error::GatewayError;
 use crate::upstream::{Caller, Leased, Origin, RpcCall, Upstream};
 
 /// An answer is read whole up to this size, as any agent's.
-const MAX_ANSWER: usize = super::whole::MAX_ANSWER;
+const MAX_ANSWER: usize = whole::MAX_ANSWER;
 
 /// The 1.0 JSON-RPC call in `rpc` as the gRPC call to the agent's
 /// interface of `version` at `at`. A call whose params the RPC's message
@@ -60,7 +61,7 @@ pub(super) fn call(
 /// A gRPC client's call, as it came: its path and its frames, for an
 /// agent that speaks the same service (`pass`).
 #[derive(Clone)]
-pub(super) struct GrpcSent {
+pub(super) struct GrpcRequest {
     pub(super) path: String,
     pub(super) frames: Bytes,
     /// The client's `grpc-timeout`: the answer is bounded by it.
@@ -70,7 +71,7 @@ pub(super) struct GrpcSent {
 /// Marks an answer that is the agent's gRPC answer, passed through: the
 /// front door hands it to the client as it is.
 #[derive(Clone, Copy)]
-pub(super) struct SaidInGrpc;
+pub(super) struct GrpcEncoded;
 
 /// A gRPC client's call to an agent's gRPC interface of its version: the
 /// client's frames to the same RPC, untouched (routing read them already,
@@ -78,7 +79,7 @@ pub(super) struct SaidInGrpc;
 pub(super) fn pass(
     upstream: &Upstream,
     mut parts: Parts,
-    (sent, family): (GrpcSent, Family),
+    (sent, family): (GrpcRequest, Family),
     (at, version): (&Uri, Version),
     origin: Origin,
     caller: &Caller<'_>,
@@ -114,7 +115,10 @@ pub(super) fn head_error(response: &Response<Leased>) -> Option<i32> {
 pub(super) fn code_of(status: &tonic::Status) -> i32 {
     let details = status.get_error_details();
     let reason = details.error_info().map(|i| i.reason.as_str());
-    code_for_rest(reason, Some(super::grpc_status::code_name(status.code())))
+    code_for_rest(
+        reason,
+        Some(crate::http::error::grpc::code_name(status.code())),
+    )
 }
 
 /// The headers of a call to a gRPC agent of `version`: the client's, as
@@ -186,24 +190,9 @@ pub(super) async fn answer(
         // Trailers-only: the status is in the head, and no message.
         Some(status) => error(id, &status),
         None => {
-            let read = http_body_util::Limited::new(body, MAX_ANSWER + 5).collect();
-            let read = match tokio::time::timeout(within, read).await {
-                Ok(Ok(read)) => read,
-                Ok(Err(e)) => {
-                    return Err(GatewayError::UpstreamUnavailable {
-                        upstream: owner.to_string(),
-                        detail: format!("the answer broke off: {e}"),
-                    })
-                }
-                Err(_) => {
-                    return Err(GatewayError::UpstreamTimeout {
-                        upstream: owner.to_string(),
-                        detail: format!("its answer did not end within {within:?}"),
-                    })
-                }
-            };
-            let status = read.trailers().and_then(status_in);
-            let mut data = BytesMut::from(&read.to_bytes()[..]);
+            let read = whole::read_with_trailers(body, owner, within, MAX_ANSWER + 5).await?;
+            let status = read.1.as_ref().and_then(status_in);
+            let mut data = BytesMut::from(&read.0[..]);
             match status {
                 None => return Err(invalid("it ended with no grpc-status".into())),
                 Some(status) if status.code() != tonic::Code::Ok => error(id, &status),
@@ -346,7 +335,10 @@ fn error(id: &str, status: &tonic::Status) -> Vec<u8> {
     let details = status.get_error_details();
     let info = details.error_info();
     let reason = info.map(|i| i.reason.as_str());
-    let code = code_for_rest(reason, Some(super::grpc_status::code_name(status.code())));
+    let code = code_for_rest(
+        reason,
+        Some(crate::http::error::grpc::code_name(status.code())),
+    );
     let mut said = json!({"code": code, "message": status.message()});
     if let Some(info) = info.filter(|i| !i.metadata.is_empty()) {
         said["data"] = json!(info.metadata);

@@ -2,15 +2,16 @@
 //! with on its way through the gateway, and its deadline (`grpc-timeout`),
 //! which bounds the whole call, a stream included.
 
+use bytes::Bytes;
 use futures_util::Stream;
 use http::{header, HeaderMap, HeaderValue};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tonic::Status;
 
-use super::grpc_status::status_for;
 use crate::bridge::events::map_event_data;
 use crate::http::body::Body;
+use crate::http::error::grpc::status_from_code;
 use crate::state::AppState;
 
 /// The metadata that names the agent a call is for, as the path
@@ -130,30 +131,19 @@ pub(super) async fn read_json(body: Body) -> Result<Value, Status> {
 }
 
 /// An answer's bytes, read whole (bounded).
-pub(super) async fn read_whole(mut body: Body) -> Result<bytes::BytesMut, Status> {
-    let mut bytes = bytes::BytesMut::new();
-    while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else {
-            return Err(status_for(
-                -32052,
-                "the agent's answer broke off".into(),
-                None,
-            ));
-        };
-        if let Some(data) = frame.data_ref() {
-            if bytes.len() + data.len() > MAX_ANSWER {
-                let why = format!("the agent's answer is over {MAX_ANSWER} bytes");
-                return Err(status_for(-32052, why, None));
-            }
-            bytes.extend_from_slice(data);
-        }
-    }
-    Ok(bytes)
+pub(super) async fn read_whole(body: Body) -> Result<Bytes, Status> {
+    use crate::http::body::{read_to_limit, ReadError};
+    let why = match read_to_limit(body, MAX_ANSWER).await {
+        Ok(bytes) => return Ok(bytes),
+        Err(ReadError::TooLarge) => format!("the agent's answer is over {MAX_ANSWER} bytes"),
+        Err(ReadError::Body(_)) => "the agent's answer broke off".into(),
+    };
+    Err(status_from_code(-32052, why, None))
 }
 
 /// The status for an answer that is not JSON.
 pub(super) fn not_json(e: serde_json::Error) -> Status {
-    status_for(-32006, format!("the agent's answer is not JSON: {e}"), None)
+    status_from_code(-32006, format!("the agent's answer is not JSON: {e}"), None)
 }
 
 /// A stream's whole SSE events (the relay hands over whole events), each
@@ -177,7 +167,8 @@ pub(super) fn sse_items<T: Send + 'static>(
             match body.frame().await {
                 None => return None,
                 Some(Err(_)) => {
-                    let broken = status_for(-32053, "the agent's stream broke off".into(), None);
+                    let broken =
+                        status_from_code(-32053, "the agent's stream broke off".into(), None);
                     return Some((Err(broken), None));
                 }
                 Some(Ok(frame)) => {
@@ -187,7 +178,7 @@ pub(super) fn sse_items<T: Send + 'static>(
                                 Ok(answer) => read(answer),
                                 Err(e) => {
                                     let why = format!("an event is not JSON: {e}");
-                                    Err(status_for(-32006, why, None))
+                                    Err(status_from_code(-32006, why, None))
                                 }
                             });
                             Ok((None, Vec::new()))

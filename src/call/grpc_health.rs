@@ -38,7 +38,7 @@ pub(super) async fn serve(
     let read = super::grpc_pass::frames_of(body, &parts.headers, limit).await;
     let frames = match read.and_then(|f| decode::<HealthCheckRequest>(&f[5..]).map(|_| f)) {
         Ok(frames) => frames,
-        Err(status) => return super::grpc_serve::said(status.into_http()),
+        Err(status) => return super::grpc_serve::into_gateway_body(status.into_http()),
     };
     let request = http::Request::from_parts(parts, http_body_util::Full::new(frames));
     super::grpc_serve::serve_with(HealthServer::new(Checks(state)), request).await
@@ -66,7 +66,7 @@ impl Checks {
     }
 }
 
-fn said(status: ServingStatus) -> HealthCheckResponse {
+fn health_response(status: ServingStatus) -> HealthCheckResponse {
     HealthCheckResponse {
         status: status as i32,
     }
@@ -81,7 +81,7 @@ impl Health for Checks {
         request: Request<HealthCheckRequest>,
     ) -> Result<Response<HealthCheckResponse>, Status> {
         Self::known(&request.get_ref().service)?;
-        Ok(Response::new(said(self.status())))
+        Ok(Response::new(health_response(self.status())))
     }
 
     type WatchStream = Watched;
@@ -100,7 +100,7 @@ impl Health for Checks {
                 loop {
                     let now = checks.status();
                     if last != Some(now) {
-                        return Some((Ok(said(now)), (checks, Some(now))));
+                        return Some((Ok(health_response(now)), (checks, Some(now))));
                     }
                     if checks.0.is_draining() {
                         return None;

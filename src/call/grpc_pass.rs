@@ -9,11 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http::Response;
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tonic::Status;
 
-use super::grpc_agent::SaidInGrpc;
+use super::grpc_agent::GrpcEncoded;
 use crate::http::body::Body;
 
 /// The call's frames, whole: at most `limit` bytes of message and its
@@ -24,17 +23,17 @@ pub(super) async fn frames_of(
     headers: &http::HeaderMap,
     limit: usize,
 ) -> Result<Bytes, Status> {
-    let frames = match http_body_util::Limited::new(body, limit.saturating_add(5))
-        .collect()
-        .await
-    {
-        Ok(read) => read.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+    use crate::http::body::{read_to_limit, ReadError};
+    let frames = match read_to_limit(body, limit.saturating_add(5)).await {
+        Ok(read) => read,
+        Err(ReadError::TooLarge) => {
             return Err(Status::resource_exhausted(format!(
                 "the message is over limits.max_body_bytes ({limit} bytes)"
             )))
         }
-        Err(e) => return Err(Status::cancelled(format!("the request broke off: {e}"))),
+        Err(ReadError::Body(e)) => {
+            return Err(Status::cancelled(format!("the request broke off: {e}")))
+        }
     };
     let encoding = headers.get("grpc-encoding").map(|v| v.as_bytes());
     check_frame(&frames, encoding)?;
@@ -92,13 +91,13 @@ pub(super) fn check_frame(frames: &[u8], encoding: Option<&[u8]>) -> Result<(), 
 
 /// Where the agent's own answer to a passed-through call is kept.
 #[derive(Clone, Default)]
-pub(super) struct Passed(Arc<Mutex<Option<Response<Body>>>>);
+pub(super) struct KeptAnswer(Arc<Mutex<Option<Response<Body>>>>);
 
-impl Passed {
+impl KeptAnswer {
     /// The answer, unless it is the agent's own, passed through: that one
     /// is kept here.
     pub(super) fn unless_passed(&self, response: Response<Body>) -> Option<Response<Body>> {
-        if response.extensions().get::<SaidInGrpc>().is_none() {
+        if response.extensions().get::<GrpcEncoded>().is_none() {
             return Some(response);
         }
         if let Ok(mut slot) = self.0.lock() {

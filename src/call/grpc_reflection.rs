@@ -37,5 +37,5 @@ pub(super) async fn serve(request: Request<Incoming>, v1alpha: bool) -> Response
     };
     // Descriptors that do not read are the build's fault.
     let status = tonic::Status::internal(format!("reflection: {failed}"));
-    super::grpc_serve::said(status.into_http())
+    super::grpc_serve::into_gateway_body(status.into_http())
 }

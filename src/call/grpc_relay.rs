@@ -120,7 +120,7 @@ where
                 };
                 if let Some(trailers) = frame.trailers_ref() {
                     *this.done = true;
-                    this.told(trailers);
+                    this.check_trailers(trailers);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
@@ -173,7 +173,7 @@ impl<B> Relay<'_, B> {
     }
 
     /// The agent's trailers: a status other than OK is the call's error.
-    fn told(&self, trailers: &HeaderMap) {
+    fn check_trailers(&self, trailers: &HeaderMap) {
         let status = tonic::Status::from_header_map(trailers);
         if let Some(status) = status.filter(|s| s.code() != tonic::Code::Ok) {
             let code = super::grpc_agent::code_of(&status);
@@ -207,7 +207,7 @@ impl<B> Relay<'_, B> {
             _ => format!("upstream '{}': {why}", self.settings.upstream),
         };
         let data = serde_json::json!({ "upstream": &*self.settings.upstream });
-        let status = super::grpc_status::status_for(code.into(), message, Some(&data));
+        let status = crate::http::error::grpc::status_from_code(code.into(), message, Some(&data));
         self.end_with(code, status)
     }
 

@@ -16,7 +16,7 @@ where
     >,
 {
     match tower::Service::call(&mut server, request).await {
-        Ok(response) => said(response),
+        Ok(response) => into_gateway_body(response),
         Err(never) => match never {},
     }
 }
@@ -25,6 +25,6 @@ where
 /// read does not get here: its frame is checked first
 /// (`super::grpc_pass::check_frame`), and its message is decoded by the
 /// gateway's codec (`crate::a2a::grpc::codec`), which says INVALID_ARGUMENT.
-pub(super) fn said(response: Response<tonic::body::Body>) -> Response<Body> {
+pub(super) fn into_gateway_body(response: Response<tonic::body::Body>) -> Response<Body> {
     response.map(|body| body.map_err(Into::into).boxed_unsync())
 }

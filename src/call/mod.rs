@@ -17,7 +17,7 @@ use crate::a2a::model::{read, Params};
 use crate::a2a::{jsonrpc, methods, validate, Family, Method, Version};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
-use crate::bridge::door::Door;
+use crate::bridge::agent_binding::AgentBinding;
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
 use crate::limits::concurrency::StreamPermit;
@@ -40,7 +40,6 @@ mod grpc_pass;
 mod grpc_reflection;
 mod grpc_relay;
 mod grpc_serve;
-mod grpc_status;
 mod intake;
 pub mod observe;
 mod relay;
@@ -52,7 +51,7 @@ mod whole;
 
 pub use intake::origin;
 use intake::{check_content_type, client_address, read_body};
-use relay::{relay, Sighting};
+use relay::{relay, RelayContext};
 pub use rest::refused as rest_refused;
 use route::{learn_from_request, route};
 
@@ -61,15 +60,15 @@ const MAX_ECHOED_METHOD: usize = 64;
 
 /// A call's body: still on the wire, or read already (a gRPC message,
 /// said as the JSON-RPC call it is by `grpc`).
-enum Sent {
+enum RequestBody {
     Wire(Incoming),
     Read(Bytes),
 }
 
-/// How a call arrived, as the front door placed it.
+/// How a call arrived, as the front agent_binding placed it.
 enum Arrived {
     JsonRpc,
-    Rest(crate::a2a::rest::Placed),
+    Rest(crate::a2a::rest::RestRoute),
     /// A gRPC call: its body is the 1.0 JSON-RPC call, its answer goes
     /// back to `grpc` as JSON-RPC.
     Grpc,
@@ -78,7 +77,7 @@ enum Arrived {
 /// How the client called: its binding decides how refusals and answers
 /// are said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Front {
+enum ClientBinding {
     JsonRpc,
     /// gRPC (`grpc`), which reads the JSON-RPC answer itself.
     Grpc,
@@ -89,32 +88,32 @@ enum Front {
     Rest03,
 }
 
-impl Front {
+impl ClientBinding {
     fn binding(self) -> Binding {
         match self {
-            Front::JsonRpc => Binding::JsonRpc,
-            Front::Grpc => Binding::Grpc,
-            Front::Rest | Front::Rest03 => Binding::HttpJson,
+            ClientBinding::JsonRpc => Binding::JsonRpc,
+            ClientBinding::Grpc => Binding::Grpc,
+            ClientBinding::Rest | ClientBinding::Rest03 => Binding::HttpJson,
         }
     }
 
     /// A refusal in the client's binding (JSON-RPC mirrors the id).
     fn refuse(self, error: GatewayError, id: Option<&RawValue>) -> Response<Body> {
         match self {
-            Front::JsonRpc | Front::Grpc => error.into_response(id),
-            Front::Rest | Front::Rest03 => error.into_rest_response(),
+            ClientBinding::JsonRpc | ClientBinding::Grpc => error.into_response(id),
+            ClientBinding::Rest | ClientBinding::Rest03 => error.into_rest_response(),
         }
     }
 
     fn is_rest(self) -> bool {
-        matches!(self, Front::Rest | Front::Rest03)
+        matches!(self, ClientBinding::Rest | ClientBinding::Rest03)
     }
 
     /// The version the client speaks: a 0.3 REST call is read as the 1.0
     /// call `called` is.
     fn version(self, called: Version) -> Version {
         match self {
-            Front::Rest03 => Version::V0_3,
+            ClientBinding::Rest03 => Version::V0_3,
             _ => called,
         }
     }
@@ -127,7 +126,7 @@ pub async fn handle(
     request: Request<Incoming>,
     path_upstream: Option<usize>,
 ) -> Response<Body> {
-    let request = request.map(Sent::Wire);
+    let request = request.map(RequestBody::Wire);
     serve(state, conn, request, path_upstream, Arrived::JsonRpc).await
 }
 
@@ -139,7 +138,7 @@ pub async fn handle_grpc(
     request: Request<Bytes>,
     agent: Option<usize>,
 ) -> Response<Body> {
-    let request = request.map(Sent::Read);
+    let request = request.map(RequestBody::Read);
     serve(state, conn, request, agent, Arrived::Grpc).await
 }
 
@@ -150,9 +149,9 @@ async fn handle_rest_read(
     conn: &ConnInfo,
     request: Request<Bytes>,
     agent: Option<usize>,
-    placed: crate::a2a::rest::Placed,
+    placed: crate::a2a::rest::RestRoute,
 ) -> Response<Body> {
-    let request = request.map(Sent::Read);
+    let request = request.map(RequestBody::Read);
     serve(state, conn, request, agent, Arrived::Rest(placed)).await
 }
 
@@ -162,16 +161,16 @@ pub async fn handle_rest(
     conn: &ConnInfo,
     request: Request<Incoming>,
     path_upstream: Option<usize>,
-    placed: crate::a2a::rest::Placed,
+    placed: crate::a2a::rest::RestRoute,
 ) -> Response<Body> {
-    let request = request.map(Sent::Wire);
+    let request = request.map(RequestBody::Wire);
     serve(state, conn, request, path_upstream, Arrived::Rest(placed)).await
 }
 
 async fn serve(
     state: Arc<AppState>,
     conn: &ConnInfo,
-    request: Request<Sent>,
+    request: Request<RequestBody>,
     path_upstream: Option<usize>,
     arrived: Arrived,
 ) -> Response<Body> {
@@ -217,21 +216,21 @@ impl Drop for Pending {
 async fn handle_call(
     state: &Arc<AppState>,
     conn: &ConnInfo,
-    request: Request<Sent>,
+    request: Request<RequestBody>,
     path_upstream: Option<usize>,
     record: &mut Record,
     arrived: Arrived,
 ) -> Response<Body> {
-    let front = match &arrived {
-        Arrived::Rest(placed) if placed.v03 => Front::Rest03,
-        Arrived::Rest(_) => Front::Rest,
-        Arrived::JsonRpc => Front::JsonRpc,
-        Arrived::Grpc => Front::Grpc,
+    let client_binding = match &arrived {
+        Arrived::Rest(placed) if placed.v03 => ClientBinding::Rest03,
+        Arrived::Rest(_) => ClientBinding::Rest,
+        Arrived::JsonRpc => ClientBinding::JsonRpc,
+        Arrived::Grpc => ClientBinding::Grpc,
     };
-    record.binding = match front {
-        Front::JsonRpc => "jsonrpc",
-        Front::Grpc => "grpc",
-        Front::Rest | Front::Rest03 => "http+json",
+    record.binding = match client_binding {
+        ClientBinding::JsonRpc => "jsonrpc",
+        ClientBinding::Grpc => "grpc",
+        ClientBinding::Rest | ClientBinding::Rest03 => "http+json",
     };
     let (mut parts, body) = request.into_parts();
     // Credentials first: a caller who may not use the gateway learns
@@ -240,25 +239,31 @@ async fn handle_call(
         Ok(identity) => identity,
         Err(e) => {
             count_auth_failure(state, &e);
-            return match front {
-                Front::JsonRpc | Front::Grpc => refuse(state, e, &parts, body, record).await,
-                Front::Rest | Front::Rest03 => e.into_rest_response(),
+            return match client_binding {
+                ClientBinding::JsonRpc | ClientBinding::Grpc => {
+                    refuse(state, e, &parts, body, record).await
+                }
+                ClientBinding::Rest | ClientBinding::Rest03 => e.into_rest_response(),
             };
         }
     };
     record.caller = identity.as_ref().map(|i| i.subject.clone());
     // A version the gateway does not speak is no agent's to answer.
     if let Err(e) = intake::check_version(&parts) {
-        return match front {
-            Front::JsonRpc | Front::Grpc => refuse(state, e, &parts, body, record).await,
-            Front::Rest | Front::Rest03 => e.into_rest_response(),
+        return match client_binding {
+            ClientBinding::JsonRpc | ClientBinding::Grpc => {
+                refuse(state, e, &parts, body, record).await
+            }
+            ClientBinding::Rest | ClientBinding::Rest03 => e.into_rest_response(),
         };
     }
     let read = match (arrived, body) {
         (Arrived::Rest(placed), body) => {
             let bytes = match body {
-                Sent::Wire(body) => read_body(&state.config.limits, &parts.headers, body).await,
-                Sent::Read(bytes) => Ok(bytes),
+                RequestBody::Wire(body) => {
+                    read_body(&state.config.limits, &parts.headers, body).await
+                }
+                RequestBody::Read(bytes) => Ok(bytes),
             };
             match bytes {
                 Ok(bytes) => rest::request(&mut parts, bytes, placed),
@@ -267,12 +272,12 @@ async fn handle_call(
         }
         (_, body) => read_rpc_body(state, &parts, body).await.map(|b| (b, None)),
     };
-    let (bytes, rest_sent) = match read {
+    let (bytes, rest_request) = match read {
         Ok(read) => read,
-        Err(e) => return front.refuse(e, None),
+        Err(e) => return client_binding.refuse(e, None),
     };
     record.request_bytes = bytes.len();
-    if front == Front::JsonRpc {
+    if client_binding == ClientBinding::JsonRpc {
         if let Err(got) = check_content_type(&parts.headers) {
             // Checked after the body is read, so that the answer mirrors its id.
             let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);
@@ -281,9 +286,9 @@ async fn handle_call(
     }
     let (id, method, params, raw_params) = match read_call(&bytes, record) {
         Ok(read) => read,
-        Err((e, id)) => return front.refuse(e, id),
+        Err((e, id)) => return client_binding.refuse(e, id),
     };
-    let grpc_sent = parts.extensions.remove::<grpc_agent::GrpcSent>();
+    let grpc_request = parts.extensions.remove::<grpc_agent::GrpcRequest>();
     let call = Call {
         parts,
         conn,
@@ -293,37 +298,41 @@ async fn handle_call(
         raw_params,
         identity: identity.as_ref(),
         path_upstream,
-        front,
-        rest_sent,
-        grpc_sent,
+        client_binding,
+        rest_request,
+        grpc_request,
     };
     match forward(state, call, bytes.clone(), record).await {
         // A gRPC agent's own answer to a gRPC client (`grpc03`) goes as it is.
         Ok(response)
             if response
                 .extensions()
-                .get::<grpc_agent::SaidInGrpc>()
+                .get::<grpc_agent::GrpcEncoded>()
                 .is_some() =>
         {
             response
         }
-        Ok(response) if front.is_rest() => {
-            let v03 = (front == Front::Rest03).then_some(method.family);
+        Ok(response) if client_binding.is_rest() => {
+            let v03 = (client_binding == ClientBinding::Rest03).then_some(method.family);
             rest::answer(response, v03).await
         }
         Ok(response) => response,
         Err(e) => {
             count_rejection(state, &e);
-            front.refuse(e, id)
+            client_binding.refuse(e, id)
         }
     }
 }
 
 /// A JSON-RPC request's body, within the limits.
-async fn read_rpc_body(state: &AppState, parts: &Parts, body: Sent) -> Result<Bytes, GatewayError> {
+async fn read_rpc_body(
+    state: &AppState,
+    parts: &Parts,
+    body: RequestBody,
+) -> Result<Bytes, GatewayError> {
     match body {
-        Sent::Wire(body) => read_body(&state.config.limits, &parts.headers, body).await,
-        Sent::Read(bytes) => Ok(bytes),
+        RequestBody::Wire(body) => read_body(&state.config.limits, &parts.headers, body).await,
+        RequestBody::Read(bytes) => Ok(bytes),
     }
 }
 
@@ -468,11 +477,11 @@ struct Call<'a> {
     raw_params: Option<&'a RawValue>,
     identity: Option<&'a Identity>,
     path_upstream: Option<usize>,
-    front: Front,
+    client_binding: ClientBinding,
     /// A REST call as the client sent it.
-    rest_sent: Option<rest::RestSent>,
+    rest_request: Option<rest::RestRequest>,
     /// A gRPC unary call as the client sent it.
-    grpc_sent: Option<grpc_agent::GrpcSent>,
+    grpc_request: Option<grpc_agent::GrpcRequest>,
 }
 
 impl Call<'_> {
@@ -555,41 +564,48 @@ async fn forward(
         }
     }
     let config = &state.config.upstreams[route.upstream];
-    let said_in = call.front.version(method.version);
-    let door = (state.fleet.view()).door(config, call.front.binding(), said_in);
+    let client_version = call.client_binding.version(method.version);
+    let agent_binding =
+        (state.fleet.view()).agent_binding(config, call.client_binding.binding(), client_version);
     // Calls to a REST agent go as the 1.0 call, said in its REST version.
-    let versions = match &door {
-        Door::JsonRpc(versions) => *versions,
-        Door::Rest { .. } | Door::Grpc { .. } => Versions::default().with(Version::V1_0),
+    let versions = match &agent_binding {
+        AgentBinding::JsonRpc(versions) => *versions,
+        AgentBinding::Rest { .. } | AgentBinding::Grpc { .. } => {
+            Versions::default().with(Version::V1_0)
+        }
     };
     let mut bridged = bridged::plan(state, &call, versions, &owner)?;
     // A gRPC call to a gRPC agent of its service goes as it came, with no
     // translation (a 0.3 one came said as its 0.3 REST call: `grpc03`).
-    let grpc_sent = match (call.front, &door) {
-        (Front::Grpc, Door::Grpc { version, .. })
+    let grpc_request = match (call.client_binding, &agent_binding) {
+        (ClientBinding::Grpc, AgentBinding::Grpc { version, .. })
             if *version == Version::V1_0 && bridged.is_none() =>
         {
-            call.grpc_sent
+            call.grpc_request
         }
-        (Front::Rest03, Door::Grpc { version, .. }) if *version == Version::V0_3 => call.grpc_sent,
+        (ClientBinding::Rest03, AgentBinding::Grpc { version, .. })
+            if *version == Version::V0_3 =>
+        {
+            call.grpc_request
+        }
         _ => None,
     };
-    if grpc_sent.is_some() {
+    if grpc_request.is_some() {
         bridged = None;
     }
-    let (client, agent) = match (&bridged, &door) {
-        (Some(b), Door::JsonRpc(_)) => (call.front.version(b.client()), b.agent()),
-        (_, Door::Rest { version, .. }) => (said_in, *version),
-        (_, Door::Grpc { version, .. }) => (said_in, *version),
-        (None, _) => (said_in, said_in),
+    let (client, agent) = match (&bridged, &agent_binding) {
+        (Some(b), AgentBinding::JsonRpc(_)) => (call.client_binding.version(b.client()), b.agent()),
+        (_, AgentBinding::Rest { version, .. }) => (client_version, *version),
+        (_, AgentBinding::Grpc { version, .. }) => (client_version, *version),
+        (None, _) => (client_version, client_version),
     };
     record.versions(client, Some((client, agent)));
-    let agent_binding = match &door {
-        Door::Rest { .. } => "http+json",
-        Door::Grpc { .. } => "grpc",
-        Door::JsonRpc(_) => "jsonrpc",
+    let agent_label = match &agent_binding {
+        AgentBinding::Rest { .. } => "http+json",
+        AgentBinding::Grpc { .. } => "grpc",
+        AgentBinding::JsonRpc(_) => "jsonrpc",
     };
-    record.agent_binding = Some(agent_binding);
+    record.agent_binding = Some(agent_label);
     let mut parts = call.parts;
     let bytes = match &mut bridged {
         Some(b) => b.request(state, &mut parts, call.raw_params)?,
@@ -598,40 +614,40 @@ async fn forward(
     let upstream = &state.upstreams[route.upstream];
     let (family, streams) = (method.family, method.family.streams());
     // A REST call to a REST agent of its version goes as it came.
-    let passes_as_rest = call.front.is_rest()
+    let passes_as_rest = call.client_binding.is_rest()
         && bridged.is_none()
-        && matches!(&door, Door::Rest { version, .. } if *version == said_in);
-    let passes_as_grpc = grpc_sent.is_some();
+        && matches!(&agent_binding, AgentBinding::Rest { version, .. } if *version == client_version);
+    let passes_as_grpc = grpc_request.is_some();
     let mut grpc_deadline = None;
-    let forwarded = match (&door, &call.rest_sent) {
-        (Door::Grpc { url, .. }, _) if passes_as_grpc => {
+    let forwarded = match (&agent_binding, &call.rest_request) {
+        (AgentBinding::Grpc { url, .. }, _) if passes_as_grpc => {
             let at = grpc_origin(url, config, &owner)?;
-            let sent = grpc_sent.ok_or_else(|| GatewayError::Internal("no gRPC call".into()))?;
+            let sent = grpc_request.ok_or_else(|| GatewayError::Internal("no gRPC call".into()))?;
             grpc_deadline = sent.deadline;
             let at = (&at, agent);
             grpc_agent::pass(upstream, parts, (sent, family), at, origin, &caller)?
         }
-        (Door::Rest { path, .. }, Some(sent)) if passes_as_rest => {
+        (AgentBinding::Rest { path, .. }, Some(sent)) if passes_as_rest => {
             let sent = (sent.path.as_str(), &sent.body);
             rest_agent::pass(upstream, parts, sent, path, origin, &caller, streams)?
         }
-        (Door::Rest { path, version }, _) => {
+        (AgentBinding::Rest { path, version }, _) => {
             let to = (path.as_str(), *version);
             rest_agent::call(upstream, parts, &bytes, family, to, origin, &caller)?
         }
-        (Door::Grpc { url, version }, _) => {
+        (AgentBinding::Grpc { url, version }, _) => {
             let at = (&grpc_origin(url, config, &owner)?, *version);
             grpc_agent::call(upstream, parts, &bytes, family, at, origin, &caller)?
         }
-        (Door::JsonRpc(_), _) => {
+        (AgentBinding::JsonRpc(_), _) => {
             (upstream.rpc_call_from(parts, bytes, origin, &caller)).streaming(streams)
         }
     };
-    let passes_as_rest = passes_as_rest && call.rest_sent.is_some();
+    let passes_as_rest = passes_as_rest && call.rest_request.is_some();
     let forwarded = match &trace {
         Some(t) => {
             let mut forwarded = forwarded;
-            let agent = (agent_binding, agent.label());
+            let agent = (agent_label, agent.label());
             t.client(method.name, &owner, agent, forwarded.headers_mut());
             forwarded.traced(t.clone())
         }
@@ -643,63 +659,65 @@ async fn forward(
         .upstream_duration()
         .observe(asked.elapsed().as_secs_f64());
     let response = response?;
-    let mut sighting = Sighting::new(&route, record);
-    let answer = Answer {
+    let mut relayed = RelayContext::new(&route, record);
+    let delivery = Delivery {
         state,
         owner,
         id: call.id,
-        front: call.front,
+        client_binding: call.client_binding,
         record,
         permits,
         bridged,
     };
     let streams = relay::is_event_stream(response.headers());
     if passes_as_rest {
-        sighting.rest = true;
-        sighting.rest_answer = true;
-        let mut response = answer.deliver(response, sighting).await?;
-        response.extensions_mut().insert(rest::SaidInRest);
+        relayed.rest = true;
+        relayed.rest_answer = true;
+        let mut response = delivery.deliver(response, relayed).await?;
+        response.extensions_mut().insert(rest::RestEncoded);
         return Ok(response);
     }
     if passes_as_grpc {
-        grpc_agent::check_passed(&response, &answer.owner)?;
+        grpc_agent::check_passed(&response, &delivery.owner)?;
         let error = grpc_agent::head_error(&response);
-        sighting.grpc_answer = Some(relay::GrpcPassed {
+        relayed.grpc_answer = Some(relay::GrpcPassed {
             family,
             version: agent,
             deadline: grpc_deadline,
         });
-        let mut response = answer.deliver(response, sighting).await?;
-        response.extensions_mut().insert(grpc_agent::SaidInGrpc);
+        let mut response = delivery.deliver(response, relayed).await?;
+        response.extensions_mut().insert(grpc_agent::GrpcEncoded);
         if let Some(code) = error {
             (response.extensions_mut()).insert(crate::http::error::ErrorCode(code));
         }
         return Ok(response);
     }
-    match door {
-        Door::Rest { version, .. } if streams => {
+    match agent_binding {
+        AgentBinding::Rest { version, .. } if streams => {
             let v03 = version == Version::V0_3;
-            sighting.rewrite = Some((rest_agent::events(call.id, v03), Version::V1_0));
-            answer.deliver(response, sighting).await
+            relayed.rewrite = Some((rest_agent::events(call.id, v03), Version::V1_0));
+            delivery.deliver(response, relayed).await
         }
-        Door::Rest { version, .. } => {
+        AgentBinding::Rest { version, .. } => {
             let within = state.config.limits.sse_idle_timeout;
             let v03 = (version == Version::V0_3).then_some(family);
-            let owner = &answer.owner;
+            let owner = &delivery.owner;
             let response = rest_agent::answer(response, call.id, owner, within, v03).await?;
-            answer.deliver(response, sighting).await
+            delivery.deliver(response, relayed).await
         }
-        Door::Grpc { version, .. } if family.streams() && grpc_agent::streams(&response) => {
+        AgentBinding::Grpc { version, .. }
+            if family.streams() && grpc_agent::streams(&response) =>
+        {
             let response = grpc_agent::events(response, call.id, version);
-            answer.deliver(response, sighting).await
+            delivery.deliver(response, relayed).await
         }
-        Door::Grpc { version, .. } => {
+        AgentBinding::Grpc { version, .. } => {
             let within = state.config.limits.sse_idle_timeout;
-            let (owner, asked) = (&answer.owner, (family, version));
+            let (owner, asked) = (&delivery.owner, (family, version));
             let response = grpc_agent::answer(response, call.id, owner, within, asked).await?;
-            answer.deliver(response, sighting).await
+            delivery.deliver(response, relayed).await
         }
-        Door::JsonRpc(_) => answer.deliver(response, sighting).await,
+        AgentBinding::JsonRpc(_) => delivery.deliver(response, relayed).await,
     }
 }
 
@@ -723,24 +741,24 @@ fn grpc_origin(
 }
 
 /// What the agent's answer is delivered with.
-struct Answer<'a> {
+struct Delivery<'a> {
     state: &'a Arc<AppState>,
     owner: Arc<str>,
     id: Option<&'a RawValue>,
-    front: Front,
+    client_binding: ClientBinding,
     record: &'a Record,
     permits: Permits,
     bridged: Option<bridged::Bridged>,
 }
 
-impl Answer<'_> {
+impl Delivery<'_> {
     /// The answer on its way to the client: translated whole by the
     /// bridge, or relayed (a stream through whatever rewrites its events:
-    /// `sighting.rewrite` has what the agent's binding needed first).
+    /// `relayed.rewrite` has what the agent's binding needed first).
     async fn deliver<B>(
         self,
         response: Response<B>,
-        mut sighting: Sighting,
+        mut relayed: RelayContext,
     ) -> Result<Response<Body>, GatewayError>
     where
         B: http_body::Body<Data = Bytes, Error = crate::http::body::BoxError>
@@ -751,23 +769,23 @@ impl Answer<'_> {
         let streams = relay::is_event_stream(response.headers());
         match self.bridged {
             Some(b) if !streams => {
-                let skill = sighting.skill.as_deref();
+                let skill = relayed.skill.as_deref();
                 let (state, owner) = (self.state, &self.owner);
                 return b.answer(response, state, owner, self.permits, skill).await;
             }
             Some(b) => {
                 let events = b.events(self.state);
-                sighting.rewrite = Some(match sighting.rewrite.take() {
+                relayed.rewrite = Some(match relayed.rewrite.take() {
                     Some((first, _)) => (sse::then(first, events), b.client()),
                     None => (events, b.client()),
                 });
             }
             None => {}
         }
-        if self.front.is_rest() && streams && !sighting.rest_answer {
-            let v03 = self.front == Front::Rest03;
-            sighting.rewrite = Some(rest::events(sighting.rewrite.take(), v03));
-            sighting.rest = true;
+        if self.client_binding.is_rest() && streams && !relayed.rest_answer {
+            let v03 = self.client_binding == ClientBinding::Rest03;
+            relayed.rewrite = Some(rest::events(relayed.rewrite.take(), v03));
+            relayed.rest = true;
         }
         let (state, id) = (self.state, self.id);
         Ok(relay(
@@ -777,7 +795,7 @@ impl Answer<'_> {
             id,
             self.record,
             self.permits,
-            sighting,
+            relayed,
         ))
     }
 }
@@ -871,14 +889,14 @@ async fn refuse(
     state: &AppState,
     error: GatewayError,
     parts: &Parts,
-    body: Sent,
+    body: RequestBody,
     record: &mut Record,
 ) -> Response<Body> {
     let bytes = match body {
-        Sent::Wire(body) => {
+        RequestBody::Wire(body) => {
             (read_body(&state.config.limits, &parts.headers, body).await).unwrap_or_default()
         }
-        Sent::Read(bytes) => bytes,
+        RequestBody::Read(bytes) => bytes,
     };
     record.request_bytes = bytes.len();
     let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);

@@ -31,7 +31,7 @@ pub(super) fn relay<B>(
     id: Option<&RawValue>,
     record: &Record,
     permits: Permits,
-    mut sighting: Sighting,
+    mut context: RelayContext,
 ) -> Response<Body>
 where
     B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
@@ -49,9 +49,9 @@ where
         parts.headers.remove(header::CONTENT_LENGTH);
         let upstream = owner.clone();
         let open = StreamOpen::new(state.metrics.clone());
-        let rest_answer = sighting.rest_answer;
+        let rest_answer = context.rest_answer;
         let mut as_rpc = rest_answer.then(|| super::rest_agent::events(None, false));
-        let mut learn = learn_events(state, owner, &sighting, record);
+        let mut learn = learn_events(state, owner, &context, record);
         let on_events = Box::new(move |events: &[u8]| {
             let said;
             let events = match as_rpc.as_mut() {
@@ -63,7 +63,7 @@ where
             };
             learn(events)
         });
-        let (rewrite, client) = sighting.rewrite.unzip();
+        let (rewrite, client) = context.rewrite.unzip();
         // The call's record learns how the stream ended (`Record::head`).
         let ended = crate::telemetry::access::StreamEnd::default();
         parts.extensions.insert(ended.clone());
@@ -79,7 +79,7 @@ where
             max_event_bytes: limits.max_sse_event_bytes,
             on_events: Some(on_events),
             rewrite,
-            rest: sighting.rest,
+            rest: context.rest,
             closing: Some(state.closing.clone()),
             ended: Some(ended.clone()),
         };
@@ -87,13 +87,13 @@ where
         // in-flight slot: streams are bounded by their own limits.
         drop(permits.slot);
         Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
-    } else if let Some(passed) = sighting.grpc_answer.take() {
+    } else if let Some(passed) = context.grpc_answer.take() {
         grpc_answer(
-            &mut parts, body, state, owner, record, permits, sighting, passed,
+            &mut parts, body, state, owner, record, permits, context, passed,
         )
     } else {
-        let rest_answer = sighting.rest_answer;
-        let learn = learn_answer(state, owner, &sighting, record);
+        let rest_answer = context.rest_answer;
+        let learn = learn_answer(state, owner, &context, record);
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
             let said;
             let bytes = match rest_answer {
@@ -105,7 +105,7 @@ where
             };
             learn(&seen::from_response(bytes));
         });
-        // The answer's errors are boxed already (`upstream::Answer`).
+        // The answer's errors are boxed already (`upstream::answer::AgentBody`).
         Guarded::new(observed, permits).boxed_unsync()
     };
     Response::from_parts(parts, body)
@@ -116,10 +116,10 @@ where
 fn learn_events(
     state: &Arc<AppState>,
     owner: Arc<str>,
-    sighting: &Sighting,
+    context: &RelayContext,
     record: &Record,
 ) -> impl FnMut(&[u8]) + Send + 'static {
-    let mut learn = learn_seen(state, owner, sighting, record);
+    let mut learn = learn_seen(state, owner, context, record);
     move |events: &[u8]| learn(&seen::from_events(events))
 }
 
@@ -128,11 +128,11 @@ fn learn_events(
 fn learn_answer(
     state: &Arc<AppState>,
     owner: Arc<str>,
-    sighting: &Sighting,
+    context: &RelayContext,
     record: &Record,
 ) -> impl Fn(&seen::Seen<'_>) + Send + 'static {
     let (learner, trace) = (state.clone(), record.trace.clone());
-    let skill = sighting.skill.clone();
+    let skill = context.skill.clone();
     move |seen: &seen::Seen<'_>| {
         if let Some(trace) = &trace {
             trace.saw(seen, false);
@@ -145,11 +145,11 @@ fn learn_answer(
 fn learn_seen(
     state: &Arc<AppState>,
     owner: Arc<str>,
-    sighting: &Sighting,
+    context: &RelayContext,
     record: &Record,
 ) -> impl FnMut(&seen::Seen<'_>) + Send + 'static {
     let (learner, trace) = (state.clone(), record.trace.clone());
-    let (skill, started) = (sighting.skill.clone(), sighting.started);
+    let (skill, started) = (context.skill.clone(), context.started);
     let mut first = true;
     let mut tasks = crate::telemetry::metrics::StreamTasks::new(state.metrics.clone());
     move |observed: &seen::Seen<'_>| {
@@ -181,7 +181,7 @@ fn grpc_answer<B>(
     owner: Arc<str>,
     record: &Record,
     permits: Permits,
-    sighting: Sighting,
+    context: RelayContext,
     passed: GrpcPassed,
 ) -> Body
 where
@@ -201,11 +201,11 @@ where
         move |message: &[u8]| crate::a2a::grpc::seen::of_answer((family, version), message);
     let on_message: OnMessage = match streams {
         true => {
-            let mut learn = learn_seen(state, owner.clone(), &sighting, record);
+            let mut learn = learn_seen(state, owner.clone(), &context, record);
             Box::new(move |message: &[u8]| learn(&of_answer(message)))
         }
         false => {
-            let learn = learn_answer(state, owner.clone(), &sighting, record);
+            let learn = learn_answer(state, owner.clone(), &context, record);
             Box::new(move |message: &[u8]| learn(&of_answer(message)))
         }
     };
@@ -245,7 +245,7 @@ pub(super) struct GrpcPassed {
 
 /// What the relay needs to attribute what it sees, and (for a stream the
 /// bridge translates) to say it in the client's version.
-pub(super) struct Sighting {
+pub(super) struct RelayContext {
     pub(super) skill: Option<String>,
     pub(super) started: std::time::Instant,
     pub(super) rewrite: Option<(crate::call::sse::Rewrite, crate::a2a::Version)>,
@@ -259,7 +259,7 @@ pub(super) struct Sighting {
     pub(super) grpc_answer: Option<GrpcPassed>,
 }
 
-impl Sighting {
+impl RelayContext {
     pub(super) fn new(route: &crate::routing::Route, record: &Record) -> Self {
         Self {
             skill: route.skill.clone(),

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::intake::check_content_type;
 use super::whole::MAX_ANSWER;
-use crate::a2a::rest::{with_body, Placed, Refused};
+use crate::a2a::rest::{with_body, Refused, RestRoute};
 use crate::a2a::{Family, Version};
 use crate::bridge::events::map_event_data;
 use crate::bridge::headers::VERSION as A2A_VERSION;
@@ -23,7 +23,7 @@ use crate::http::error::{status_body, table::for_code, GatewayError};
 
 /// A REST call as the client sent it: what passes through to an agent's
 /// HTTP+JSON interface when no translation is needed.
-pub(super) struct RestSent {
+pub(super) struct RestRequest {
     /// The route's path (under any prefix), without the query.
     pub(super) path: String,
     pub(super) body: Bytes,
@@ -32,7 +32,7 @@ pub(super) struct RestSent {
 /// Marks an answer already in the REST binding (passed through from a
 /// REST agent): [`answer`] leaves it as it is.
 #[derive(Clone, Copy)]
-pub(super) struct SaidInRest;
+pub(super) struct RestEncoded;
 
 /// The placed call as a JSON-RPC request (its body joins the path's
 /// params), and the call as sent. A route without a body must come
@@ -40,8 +40,8 @@ pub(super) struct SaidInRest;
 pub(super) fn request(
     parts: &mut Parts,
     bytes: Bytes,
-    mut placed: Placed,
-) -> Result<(Bytes, Option<RestSent>), GatewayError> {
+    mut placed: RestRoute,
+) -> Result<(Bytes, Option<RestRequest>), GatewayError> {
     // The 1.0 routes are 1.0 calls, whether or not the client says so: an
     // agent reads a call without `A2A-Version` as 0.3. A 0.3 route's call
     // is said in 1.0 here, headers too (`A2A-Extensions`).
@@ -61,7 +61,7 @@ pub(super) fn request(
         }
         check_content_type(&parts.headers).map_err(GatewayError::UnsupportedMediaType)?;
         if let Some(call) = body_alone(&placed, &bytes)? {
-            let sent = RestSent {
+            let sent = RestRequest {
                 path: placed.path,
                 body: bytes,
             };
@@ -78,7 +78,7 @@ pub(super) fn request(
     // The inner call's id: REST has none to mirror.
     let call = json!({"jsonrpc": "2.0", "id": "rest", "method": placed.method.name,
         "params": placed.params});
-    let sent = Some(RestSent {
+    let sent = Some(RestRequest {
         path: placed.path,
         body: bytes,
     });
@@ -97,7 +97,7 @@ fn not_json(e: serde_json::Error) -> GatewayError {
 /// envelope as they are, once checked to be one JSON object, rather than
 /// parsed into a tree and written out again. This made a REST send cost
 /// 1.20x a JSON-RPC one in gateway CPU, at the budget's edge (bench/rest.sh).
-fn body_alone(placed: &Placed, body: &Bytes) -> Result<Option<Bytes>, GatewayError> {
+fn body_alone(placed: &RestRoute, body: &Bytes) -> Result<Option<Bytes>, GatewayError> {
     let alone = !placed.v03 && placed.params.as_object().is_some_and(|p| p.is_empty());
     if !alone {
         return Ok(None);
@@ -140,8 +140,8 @@ pub fn refused(refused: Refused, parts: &Parts) -> GatewayError {
 /// binding says it, in 0.3's ProtoJSON for a 0.3 route's call of
 /// `v03`'s family. A stream was said event by event already (`events`).
 pub(super) async fn answer(response: Response<Body>, v03: Option<Family>) -> Response<Body> {
-    let said_in_rest = response.extensions().get::<SaidInRest>().is_some();
-    if said_in_rest || super::relay::is_event_stream(response.headers()) {
+    let encoded = response.extensions().get::<RestEncoded>().is_some();
+    if encoded || super::relay::is_event_stream(response.headers()) {
         return response;
     }
     let (mut parts, body) = response.into_parts();
@@ -153,16 +153,16 @@ pub(super) async fn answer(response: Response<Body>, v03: Option<Family>) -> Res
         }
         Err(ReadError::Body(e)) => return agent_failure(format!("the answer broke off: {e}")),
     };
-    let Some((status, said)) = said(&bytes) else {
+    let Some((status, answer)) = rest_answer_of(&bytes) else {
         // Not A2A (an agent's HTTP error page): as it came.
         return Response::from_parts(parts, body::full(bytes));
     };
-    let said = match v03 {
-        Some(family) if status.is_success() => match v03_rest::answer_out(family, said) {
-            Ok(said) => said,
+    let answer = match v03 {
+        Some(family) if status.is_success() => match v03_rest::answer_out(family, answer) {
+            Ok(answer) => answer,
             Err(e) => return agent_failure(format!("its answer has no 0.3 form: {e}")),
         },
-        _ => said,
+        _ => answer,
     };
     if v03.is_some() {
         crate::bridge::headers::for_client(&mut parts.headers, Version::V0_3);
@@ -175,7 +175,7 @@ pub(super) async fn answer(response: Response<Body>, v03: Option<Family>) -> Res
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Response::from_parts(parts, body::full(said.to_string()))
+    Response::from_parts(parts, body::full(answer.to_string()))
 }
 
 fn agent_failure(detail: String) -> Response<Body> {
@@ -188,7 +188,7 @@ fn agent_failure(detail: String) -> Response<Body> {
 
 /// A JSON-RPC response as REST says it: the result with 200, or the error
 /// as a `google.rpc.Status` with its status.
-fn said(bytes: &[u8]) -> Option<(StatusCode, Value)> {
+fn rest_answer_of(bytes: &[u8]) -> Option<(StatusCode, Value)> {
     let mut answer: Value = serde_json::from_slice(bytes).ok()?;
     if let Some(result) = answer.get_mut("result") {
         return Some((StatusCode::OK, result.take()));
@@ -206,7 +206,7 @@ pub(super) fn events(before: Option<(Rewrite, Version)>, v03: bool) -> (Rewrite,
     let rest: Rewrite = Box::new(move |events: &[u8]| {
         // An error is `event: error` with its google.rpc.Status: what the
         // SDKs' REST clients read as one.
-        map_event_data(events, |data| match said(data) {
+        map_event_data(events, |data| match rest_answer_of(data) {
             Some((status, said)) if !status.is_success() => {
                 Ok((Some("error"), said.to_string().into_bytes()))
             }
@@ -257,12 +257,13 @@ mod tests {
     #[test]
     fn results_are_the_body_and_errors_a_google_rpc_status() {
         let (status, body) =
-            said(br#"{"jsonrpc":"2.0","id":"rest","result":{"task":{"id":"t"}}}"#).unwrap();
+            rest_answer_of(br#"{"jsonrpc":"2.0","id":"rest","result":{"task":{"id":"t"}}}"#)
+                .unwrap();
         assert_eq!(
             (status, body),
             (StatusCode::OK, json!({"task": {"id": "t"}}))
         );
-        let (status, body) = said(
+        let (status, body) = rest_answer_of(
             br#"{"jsonrpc":"2.0","id":"rest","error":{"code":-32001,"message":"no such task","data":{"upstream":"a"}}}"#,
         )
         .unwrap();
@@ -274,6 +275,6 @@ mod tests {
                     "reason": "TASK_NOT_FOUND", "domain": "a2a-protocol.org",
                     "metadata": {"upstream": "a"}}]}})
         );
-        assert!(said(b"<html>").is_none());
+        assert!(rest_answer_of(b"<html>").is_none());
     }
 }

@@ -72,11 +72,11 @@ fn spoken(
     upstream: usize,
     client: Version,
 ) -> probe::Ask {
-    use crate::bridge::door::Door;
+    use crate::bridge::agent_binding::AgentBinding;
     let config = &state.config.upstreams[upstream];
     let binding = crate::a2a::dialect::Binding::JsonRpc;
-    let versions = match view.door(config, binding, client) {
-        Door::Rest { path, version } => {
+    let versions = match view.agent_binding(config, binding, client) {
+        AgentBinding::Rest { path, version } => {
             // 0.3's routes are 1.0's under `/v1`, GetTask included.
             let path = match version {
                 Version::V0_3 => format!("{path}/v1"),
@@ -84,11 +84,12 @@ fn spoken(
             };
             return probe::Ask::Rest(path);
         }
-        Door::Grpc { url, version } => match super::grpc_origin(&url, config, &config.name) {
+        AgentBinding::Grpc { url, version } => match super::grpc_origin(&url, config, &config.name)
+        {
             Ok(at) => return probe::Ask::Grpc(at, version),
             Err(_) => return probe::Ask::JsonRpc(client),
         },
-        Door::JsonRpc(versions) => versions,
+        AgentBinding::JsonRpc(versions) => versions,
     };
     match crate::bridge::plan(client, Family::GetTask, &config.name, versions) {
         crate::bridge::Plan::Translate(version) => probe::Ask::JsonRpc(version),

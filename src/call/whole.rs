@@ -4,6 +4,7 @@
 //! Answers that pass through are streamed and have neither bound.
 
 use bytes::Bytes;
+use http::HeaderMap;
 
 use crate::http::body::{self, ReadError};
 use crate::http::error::GatewayError;
@@ -22,12 +23,28 @@ where
     B: http_body::Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
 {
+    let read = read_with_trailers(body, owner, within, MAX_ANSWER).await?;
+    Ok(read.0)
+}
+
+/// [`read`] of at most `max` bytes, keeping the trailers (a gRPC answer's
+/// status is in them).
+pub(super) async fn read_with_trailers<B>(
+    body: B,
+    owner: &str,
+    within: std::time::Duration,
+    max: usize,
+) -> Result<(Bytes, Option<HeaderMap>), GatewayError>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
     let upstream = owner.to_string();
-    match tokio::time::timeout(within, body::read_to_limit(body, MAX_ANSWER)).await {
-        Ok(Ok(bytes)) => Ok(bytes),
+    match tokio::time::timeout(within, body::read_with_trailers(body, max)).await {
+        Ok(Ok(read)) => Ok(read),
         Ok(Err(ReadError::TooLarge)) => Err(GatewayError::InvalidAgentResponse {
             upstream,
-            detail: format!("the answer is over {MAX_ANSWER} bytes"),
+            detail: format!("the answer is over {max} bytes"),
         }),
         Ok(Err(ReadError::Body(e))) => Err(GatewayError::UpstreamUnavailable {
             upstream,

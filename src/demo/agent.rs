@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Limited, StreamBody};
+use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -100,10 +100,10 @@ impl Agent {
                 _ => status_only(StatusCode::NOT_FOUND),
             };
         }
-        let Ok(body) = Limited::new(request.into_body(), 1 << 20).collect().await else {
+        let Ok(body) = crate::http::body::read_to_limit(request.into_body(), 1 << 20).await else {
             return status_only(StatusCode::BAD_REQUEST);
         };
-        let Ok(call) = serde_json::from_slice::<Value>(&body.to_bytes()) else {
+        let Ok(call) = serde_json::from_slice::<Value>(&body) else {
             return json_response(&shapes::error(Value::Null, -32700, "invalid JSON"));
         };
         let id = call.get("id").cloned().unwrap_or(Value::Null);

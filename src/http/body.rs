@@ -1,6 +1,7 @@
 //! The one response body type every handler returns, and its constructors.
 
 use bytes::{Bytes, BytesMut};
+use http::HeaderMap;
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Empty, Full};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -36,10 +37,22 @@ pub enum ReadError<E> {
     Body(E),
 }
 
-/// Reads a whole body of at most `max` bytes (trailers are dropped). A body
-/// that comes as one frame, as a small request does, is kept as it came:
-/// http-body-util's `collect` queues every frame (an allocation per call).
-pub async fn read_to_limit<B>(mut body: B, max: usize) -> Result<Bytes, ReadError<B::Error>>
+/// Reads a whole body of at most `max` bytes (trailers are dropped): the
+/// one bounded reader of requests and answers. A body that comes as one
+/// frame, as a small request does, is kept as it came: http-body-util's
+/// `collect` queues every frame (an allocation per call).
+pub async fn read_to_limit<B>(body: B, max: usize) -> Result<Bytes, ReadError<B::Error>>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+{
+    read_with_trailers(body, max).await.map(|(bytes, _)| bytes)
+}
+
+/// [`read_to_limit`], keeping the trailers (a gRPC answer's status).
+pub async fn read_with_trailers<B>(
+    mut body: B,
+    max: usize,
+) -> Result<(Bytes, Option<HeaderMap>), ReadError<B::Error>>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
 {
@@ -48,9 +61,14 @@ where
     let mut first: Option<Bytes> = None;
     let mut joined: Option<BytesMut> = None;
     let mut len = 0usize;
+    let mut trailers = None;
     while let Some(frame) = body.frame().await {
-        let Ok(data) = frame.map_err(ReadError::Body)?.into_data() else {
-            continue;
+        let data = match frame.map_err(ReadError::Body)?.into_data() {
+            Ok(data) => data,
+            Err(frame) => {
+                trailers = frame.into_trailers().ok().or(trailers);
+                continue;
+            }
         };
         len = len.saturating_add(data.len());
         if len > max {
@@ -67,7 +85,8 @@ where
             first = Some(data);
         }
     }
-    Ok(joined.map(BytesMut::freeze).or(first).unwrap_or_default())
+    let bytes = joined.map(BytesMut::freeze).or(first).unwrap_or_default();
+    Ok((bytes, trailers))
 }
 
 /// The buffer for a body that came in more than one frame: as long as the

@@ -147,19 +147,19 @@ impl FleetView {
     /// Which of `upstream`'s interfaces a call made over `binding` in
     /// `version` goes to (`crate::bridge::door`). Versions in the config
     /// are JSON-RPC ones and decide alone; without a card, JSON-RPC.
-    pub fn door(
+    pub fn agent_binding(
         &self,
         upstream: &crate::config::Upstream,
         binding: Binding,
         version: Version,
-    ) -> crate::bridge::door::Door {
-        use crate::bridge::door::{choose, Door};
+    ) -> crate::bridge::agent_binding::AgentBinding {
+        use crate::bridge::agent_binding::{choose, AgentBinding};
         if upstream.protocol_versions.is_some() {
-            return Door::JsonRpc(self.rpc_versions(upstream));
+            return AgentBinding::JsonRpc(self.rpc_versions(upstream));
         }
         match self.card_of(&upstream.name) {
             Some(card) => choose(binding, version, &card.interfaces, card.rpc_versions),
-            None => Door::JsonRpc(Versions::default()),
+            None => AgentBinding::JsonRpc(Versions::default()),
         }
     }
 }

@@ -15,10 +15,10 @@ use crate::http::body::BoxError;
 use crate::limits::concurrency::Guarded;
 
 /// An upstream answer's body, holding the call's lease until it is dropped.
-pub type Leased = Guarded<Answer, Option<Lease>>;
+pub type Leased = Guarded<AgentBody, Option<Lease>>;
 
 #[derive(Debug)]
-pub enum Answer {
+pub enum AgentBody {
     Hyper(Incoming),
     /// Boxed: inline it would make every answer larger than hyper's body,
     /// and every move of a unary answer dearer (measured: ~400 instructions
@@ -26,13 +26,13 @@ pub enum Answer {
     Stream(Box<StreamBody>),
 }
 
-impl From<Incoming> for Answer {
+impl From<Incoming> for AgentBody {
     fn from(body: Incoming) -> Self {
-        Answer::Hyper(body)
+        AgentBody::Hyper(body)
     }
 }
 
-impl Body for Answer {
+impl Body for AgentBody {
     type Data = Bytes;
     type Error = BoxError;
 
@@ -42,22 +42,22 @@ impl Body for Answer {
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         // Both are `Unpin`.
         match self.get_mut() {
-            Answer::Hyper(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
-            Answer::Stream(body) => Pin::new(body.as_mut()).poll_frame(cx),
+            AgentBody::Hyper(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            AgentBody::Stream(body) => Pin::new(body.as_mut()).poll_frame(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match self {
-            Answer::Hyper(body) => body.is_end_stream(),
-            Answer::Stream(body) => body.is_end_stream(),
+            AgentBody::Hyper(body) => body.is_end_stream(),
+            AgentBody::Stream(body) => body.is_end_stream(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match self {
-            Answer::Hyper(body) => body.size_hint(),
-            Answer::Stream(body) => body.size_hint(),
+            AgentBody::Hyper(body) => body.size_hint(),
+            AgentBody::Stream(body) => body.size_hint(),
         }
     }
 }

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 
 use super::{Leased, RpcCall, Upstream};
+use crate::http::body::{read_to_limit, ReadError};
 use crate::http::error::GatewayError;
 
 /// An answer read whole: its status, headers and (bounded) body.
@@ -51,13 +52,15 @@ impl Upstream {
         let run = async {
             let response = sent.await?;
             let (parts, body) = response.into_parts();
-            match Limited::new(body, max_bytes).collect().await {
-                Ok(body) => Ok((parts.status, parts.headers, body.to_bytes())),
-                Err(e) => Err(GatewayError::UpstreamBadResponse {
-                    upstream: self.name.clone(),
-                    detail: format!("reading {what}: {e}"),
-                }),
-            }
+            let detail = match read_to_limit(body, max_bytes).await {
+                Ok(body) => return Ok((parts.status, parts.headers, body)),
+                Err(ReadError::TooLarge) => format!("reading {what}: over {max_bytes} bytes"),
+                Err(ReadError::Body(e)) => format!("reading {what}: {e}"),
+            };
+            Err(GatewayError::UpstreamBadResponse {
+                upstream: self.name.clone(),
+                detail,
+            })
         };
         match tokio::time::timeout(limit, run).await {
             Ok(result) => result,

@@ -40,7 +40,7 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use super::answer::{Answer, Leased};
+use super::answer::{AgentBody, Leased};
 use super::h1_stream;
 use super::lease::Lease;
 
@@ -174,7 +174,7 @@ impl Pool {
                         pool: Arc::clone(&self.inner),
                     };
                     let lease = Some(Lease::new(back));
-                    return Ok(response.map(|body| Leased::new(Answer::from(body), lease)));
+                    return Ok(response.map(|body| Leased::new(AgentBody::from(body), lease)));
                 }
                 Err(mut e) => match e.take_message() {
                     // A pooled connection that was closing gave it back
@@ -207,7 +207,7 @@ impl Pool {
         let home: h1_stream::Home = Box::new(move |stream| inner.put(Kept::Bare(stream)));
         match h1_stream::call(stream, &head, &body, home).await {
             Ok(response) => {
-                Ok(response.map(|body| Leased::new(Answer::Stream(Box::new(body)), None)))
+                Ok(response.map(|body| Leased::new(AgentBody::Stream(Box::new(body)), None)))
             }
             Err(e) => Err(Error::Stream(e)),
         }

@@ -11,7 +11,7 @@ use super::loose::{List, Obj, Text};
 
 /// A JSON-RPC response.
 #[derive(Debug, Default, Deserialize)]
-pub struct Answer<'a> {
+pub struct RpcResponse<'a> {
     #[serde(borrow, default)]
     pub result: Obj<Item<'a>>,
     #[serde(default)]
@@ -68,13 +68,13 @@ impl<'a> Item<'a> {
 
 /// Reads all of `text` (nothing may follow the value); `None` if it is not
 /// JSON. Any JSON that is not an object is an answer with neither member.
-pub fn read(text: &str) -> Option<Answer<'_>> {
+pub fn read(text: &str) -> Option<RpcResponse<'_>> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let answer = Obj::<Answer<'_>>::deserialize(&mut de).ok()?;
+    let answer = Obj::<RpcResponse<'_>>::deserialize(&mut de).ok()?;
     de.end().ok()?;
     Some(match answer {
         Obj::Is(answer) => answer,
-        _ => Answer::default(),
+        _ => RpcResponse::default(),
     })
 }
 

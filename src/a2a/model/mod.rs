@@ -4,7 +4,7 @@
 //! push guard all read this model; nothing else parses a call or answer.
 //!
 //! - [`read`]: a call's params → [`Params`];
-//! - [`answer`]: an agent's answer or SSE event → [`answer::Answer`];
+//! - [`answer`]: an agent's answer or SSE event → [`answer::RpcResponse`];
 //! - the shapes: [`message`], [`params`], and the value types they share
 //!   ([`role`], [`count`], [`members`], [`loose`]).
 

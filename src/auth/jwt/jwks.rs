@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwapOption;
 use bytes::Bytes;
 use http::{Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Empty, Limited};
+use http_body_util::Empty;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -268,10 +268,8 @@ async fn get_json(client: &HttpClient, uri: &Uri) -> Result<Value, String> {
         if response.status() != StatusCode::OK {
             return Err(format!("HTTP status {}", response.status().as_u16()));
         }
-        Limited::new(response.into_body(), MAX_DOCUMENT)
-            .collect()
+        crate::http::body::read_to_limit(response.into_body(), MAX_DOCUMENT)
             .await
-            .map(|b| b.to_bytes())
             .map_err(|_| "reading the body failed or it exceeds 1 MiB".to_string())
     };
     let bytes = tokio::time::timeout(FETCH_TIMEOUT, body)

@@ -15,6 +15,7 @@ use crate::http::body::{self, Body};
 /// The versions a client may name in `A2A-Version`, as error messages say them.
 const SPOKEN: &str = "1.0, 0.3 (and 0.2) and 0.1";
 
+pub mod grpc;
 mod rest;
 pub mod table;
 

@@ -12,7 +12,7 @@ use crate::a2a::dialect::{Binding, Interface, Versions};
 use crate::a2a::Version;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Door {
+pub enum AgentBinding {
     /// The agent's JSON-RPC interface, which speaks these versions (none
     /// known: the call passes as it is, as before any card).
     JsonRpc(Versions),
@@ -28,7 +28,12 @@ pub enum Door {
 /// The door for a call made over `binding` in `version` to an agent with
 /// these card `interfaces`, whose JSON-RPC versions are `rpc` (read once
 /// with the card: `FetchedCard::rpc_versions`).
-pub fn choose(binding: Binding, version: Version, interfaces: &[Interface], rpc: Versions) -> Door {
+pub fn choose(
+    binding: Binding,
+    version: Version,
+    interfaces: &[Interface],
+    rpc: Versions,
+) -> AgentBinding {
     let spoken = |i: &&Interface| match i.binding {
         Binding::JsonRpc => true,
         Binding::HttpJson | Binding::Grpc => matches!(i.version, Version::V1_0 | Version::V0_3),
@@ -40,15 +45,15 @@ pub fn choose(binding: Binding, version: Version, interfaces: &[Interface], rpc:
         .filter(spoken)
         .or_else(|| interfaces.iter().find(spoken));
     match chosen {
-        Some(i) if i.binding == Binding::HttpJson => Door::Rest {
+        Some(i) if i.binding == Binding::HttpJson => AgentBinding::Rest {
             path: url_path(&i.url),
             version: i.version,
         },
-        Some(i) if i.binding == Binding::Grpc => Door::Grpc {
+        Some(i) if i.binding == Binding::Grpc => AgentBinding::Grpc {
             url: i.url.clone(),
             version: i.version,
         },
-        _ => Door::JsonRpc(rpc),
+        _ => AgentBinding::JsonRpc(rpc),
     }
 }
 
@@ -67,7 +72,7 @@ fn url_path(url: &str) -> String {
 mod tests {
     use super::*;
 
-    fn choose(binding: Binding, version: Version, interfaces: &[Interface]) -> Door {
+    fn choose(binding: Binding, version: Version, interfaces: &[Interface]) -> AgentBinding {
         let rpc = (interfaces.iter())
             .filter(|i| i.binding == Binding::JsonRpc)
             .map(|i| i.version)
@@ -89,7 +94,7 @@ mod tests {
         use Binding::*;
         use Version::*;
         let rest_only = [at(HttpJson, V1_0, "http://a:1/rest/")];
-        let rest = Door::Rest {
+        let rest = AgentBinding::Rest {
             path: "/rest".into(),
             version: V1_0,
         };
@@ -101,7 +106,7 @@ mod tests {
         ];
         assert_eq!(
             choose(HttpJson, V1_0, &both),
-            Door::Rest {
+            AgentBinding::Rest {
                 path: "".into(),
                 version: V1_0
             },
@@ -109,7 +114,7 @@ mod tests {
         );
         assert_eq!(
             choose(JsonRpc, V0_3, &both),
-            Door::JsonRpc([V1_0].into_iter().collect()),
+            AgentBinding::JsonRpc([V1_0].into_iter().collect()),
             "the agent prefers JSON-RPC"
         );
         let prefers_rest = [
@@ -118,12 +123,12 @@ mod tests {
         ];
         assert_eq!(
             choose(JsonRpc, V1_0, &prefers_rest),
-            Door::JsonRpc([V1_0].into_iter().collect()),
+            AgentBinding::JsonRpc([V1_0].into_iter().collect()),
             "the client's own dialect before the agent's preference"
         );
         assert_eq!(
             choose(JsonRpc, V0_3, &prefers_rest),
-            Door::Rest {
+            AgentBinding::Rest {
                 path: "/r".into(),
                 version: V1_0
             }
@@ -134,21 +139,21 @@ mod tests {
         ];
         assert_eq!(
             choose(HttpJson, V1_0, &old_rest),
-            Door::Rest {
+            AgentBinding::Rest {
                 path: "/n".into(),
                 version: V1_0
             }
         );
         assert_eq!(
             choose(JsonRpc, V1_0, &old_rest),
-            Door::Rest {
+            AgentBinding::Rest {
                 path: "".into(),
                 version: V0_3
             },
             "the agent's first"
         );
         let grpc_only = [at(Grpc, V1_0, "a:50051")];
-        let grpc = Door::Grpc {
+        let grpc = AgentBinding::Grpc {
             url: "a:50051".into(),
             version: V1_0,
         };
@@ -157,14 +162,14 @@ mod tests {
         let old_grpc = [at(Grpc, V0_3, "a:50051")];
         assert_eq!(
             choose(JsonRpc, V1_0, &old_grpc),
-            Door::Grpc {
+            AgentBinding::Grpc {
                 url: "a:50051".into(),
                 version: V0_3
             }
         );
         assert_eq!(
             choose(JsonRpc, V1_0, &[]),
-            Door::JsonRpc(Versions::default())
+            AgentBinding::JsonRpc(Versions::default())
         );
     }
 }

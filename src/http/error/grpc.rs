@@ -1,40 +1,28 @@
-//! gRPC statuses of the one error table (`crate::http::error::table`):
-//! an error as its row says it, with a `google.rpc.ErrorInfo` detail
-//! (domain `a2a-protocol.org`, spec §5.4), and the canonical code names
-//! both ways.
+//! The error table's gRPC form (`super::table`): an error as the gRPC
+//! status its row names, with a `google.rpc.ErrorInfo` detail (domain
+//! `a2a-protocol.org`, spec §5.4); an HTTP+JSON `google.rpc.Status` as the
+//! gRPC status it says; and the canonical code names both ways.
 
 use serde_json::Value;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::http::error::table::{for_code, Mapped};
+use super::table::{for_code, Mapped};
 
 /// The domain of the `google.rpc.ErrorInfo` details (spec §5.4).
 const DOMAIN: &str = "a2a-protocol.org";
 
 /// A JSON-RPC error code as the gRPC status the one table names.
-pub(super) fn status_for(code: i64, message: String, data: Option<&Value>) -> Status {
-    status_of(for_code(code), message, data)
+pub fn status_from_code(code: i64, message: String, data: Option<&Value>) -> Status {
+    status_from_row(for_code(code), message, data)
 }
 
 /// An error as its row says it in gRPC, with its `google.rpc.ErrorInfo`
 /// (the error's data, when it is an object, as its metadata).
-pub(super) fn status_of(mapped: Mapped, message: String, data: Option<&Value>) -> Status {
-    let metadata: std::collections::HashMap<String, String> = data
-        .and_then(Value::as_object)
-        .map(|o| {
-            o.iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+pub fn status_from_row(mapped: Mapped, message: String, data: Option<&Value>) -> Status {
+    let metadata = metadata_of(data);
     let details = ErrorDetails::with_error_info(mapped.reason, DOMAIN, metadata);
-    Status::with_error_details(code_named(mapped.grpc), message, details)
+    Status::with_error_details(code_from_name(mapped.grpc), message, details)
 }
 
 /// The gRPC codes by their canonical names (the table's spelling).
@@ -59,21 +47,21 @@ const CODES: [(&str, Code); 17] = [
 ];
 
 /// The gRPC code of a canonical code name.
-pub(super) fn code_named(name: &str) -> Code {
+pub fn code_from_name(name: &str) -> Code {
     (CODES.iter().find(|(n, _)| *n == name)).map_or(Code::Unknown, |(_, code)| *code)
 }
 
 /// The canonical name of a gRPC code.
-pub(super) fn code_name(code: Code) -> &'static str {
+pub fn code_name(code: Code) -> &'static str {
     (CODES.iter().find(|(_, c)| *c == code)).map_or("UNKNOWN", |(name, _)| name)
 }
 
 /// A `google.rpc.Status` in JSON (an HTTP+JSON answer's error,
 /// `{"error": {"code", "status", "message", "details"}}`) as the gRPC
 /// status it says, its ErrorInfo kept. `None`: not one.
-pub(super) fn status_from_json(status: &Value) -> Option<Status> {
+pub fn status_from_rest(status: &Value) -> Option<Status> {
     let error = status.get("error")?.as_object()?;
-    let code = code_named(
+    let code = code_from_name(
         error
             .get("status")
             .and_then(Value::as_str)
@@ -87,19 +75,19 @@ pub(super) fn status_from_json(status: &Value) -> Option<Status> {
         return Some(Status::new(code, message));
     };
     let text = |key: &str| info.get(key).and_then(Value::as_str).unwrap_or("");
-    let metadata: std::collections::HashMap<String, String> = (info.get("metadata"))
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let metadata = metadata_of(info.get("metadata"));
     let details = ErrorDetails::with_error_info(text("reason"), text("domain"), metadata);
     Some(Status::with_error_details(code, message, details))
+}
+
+/// An ErrorInfo's metadata: an object's members, strings as they are and
+/// anything else as its JSON.
+fn metadata_of(object: Option<&Value>) -> std::collections::HashMap<String, String> {
+    let members = object.and_then(Value::as_object).into_iter().flatten();
+    members
+        .map(|(k, v)| {
+            let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            (k.clone(), text)
+        })
+        .collect()
 }
