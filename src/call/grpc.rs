@@ -28,8 +28,7 @@ use serde_json::Value;
 use tonic::Status;
 
 use super::grpc_call::{bounded, deadline, not_json, past_deadline, read_whole, sse_items};
-use super::grpc_pass::{frames_of, KeptAnswer};
-use super::grpc_serve::{into_gateway_body, serve_with};
+use super::grpc_serve::{into_gateway_body, serve_call, GrpcCall};
 use crate::a2a::grpc::v1;
 use crate::http::body::Body;
 use crate::http::error::grpc::{status_from_code, status_from_row};
@@ -77,46 +76,26 @@ pub async fn handle(
             return into_gateway_body(Status::unimplemented(why).into_http());
         }
     }
-    let limit = state.config.limits.max_body_bytes;
-    // The client's frames are read whole first: a call to a gRPC agent of
-    // its version passes them on as they came (`GrpcRequest`).
-    let (parts, body) = request.into_parts();
-    let frames = match frames_of(body, &parts.headers, limit).await {
-        Ok(frames) => frames,
-        Err(status) => return into_gateway_body(status.into_http()),
+    let server = |call, limit| {
+        v1::a2a_service_server::A2aServiceServer::new(Service10(call))
+            .max_decoding_message_size(limit)
+            .max_encoding_message_size(MAX_ANSWER)
     };
-    let passed = KeptAnswer::default();
-    let service = Service10 {
-        state,
-        conn: conn.clone(),
-        deadline,
-        path: parts.uri.path().to_string(),
-        frames: frames.clone(),
-        passed: passed.clone(),
-    };
-    let server = v1::a2a_service_server::A2aServiceServer::new(service)
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(MAX_ANSWER);
-    let request = Request::from_parts(parts, http_body_util::Full::new(frames));
-    passed.or(serve_with(server, request).await)
+    serve_call(state, conn, request, deadline, server).await
 }
 
-/// One gRPC call's way into the gateway.
-struct Service10 {
-    state: Arc<AppState>,
-    conn: ConnInfo,
-    /// From `grpc-timeout`: past it the call is abandoned, DEADLINE_EXCEEDED.
-    deadline: Option<tokio::time::Instant>,
-    /// The call's path and frames as the client sent them.
-    path: String,
-    frames: Bytes,
-    /// The agent's own answer, when the call passed through (`handle`
-    /// answers with it instead of tonic's).
-    passed: KeptAnswer,
+/// The 1.0 service (`lf.a2a.v1.A2AService`) for one call.
+struct Service10(GrpcCall);
+
+impl std::ops::Deref for Service10 {
+    type Target = GrpcCall;
+    fn deref(&self) -> &GrpcCall {
+        &self.0
+    }
 }
 
 impl Service10 {
-    /// The call, into_gateway_body as its JSON-RPC 1.0 `method`, through the gateway:
+    /// The call, written as its JSON-RPC 1.0 `method`, through the gateway:
     /// its JSON-RPC answer.
     async fn call<Q: Serialize + Tenanted>(
         &self,
@@ -161,7 +140,7 @@ impl Service10 {
         }
         let headers = request.headers_mut();
         *headers = super::grpc_call::headers(metadata);
-        // A gRPC call to this service is a 1.0 call, into_gateway_body or not.
+        // A gRPC call to this service is a 1.0 call, whether it says so or not.
         let v1 = http::HeaderValue::from_static("1.0");
         (headers.entry("a2a-version")).or_insert(v1);
         // Boxed: the call's way through the gateway is a large future, and

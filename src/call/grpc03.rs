@@ -22,8 +22,7 @@ use serde_json::Value;
 use tonic::Status;
 
 use super::grpc_call::{bounded, past_deadline, read_json, sse_items, Answers};
-use super::grpc_pass::{frames_of, KeptAnswer};
-use super::grpc_serve::{into_gateway_body, serve_with};
+use super::grpc_serve::{serve_call, GrpcCall};
 use crate::a2a::grpc::v03;
 use crate::http::body::Body;
 use crate::http::error::grpc::{status_from_code, status_from_rest};
@@ -36,38 +35,22 @@ pub(super) async fn handle(
     request: Request<Incoming>,
     deadline: Option<tokio::time::Instant>,
 ) -> Response<Body> {
-    let limit = state.config.limits.max_body_bytes;
-    // Read whole first: a call to a 0.3 gRPC agent passes them on as they came.
-    let (parts, body) = request.into_parts();
-    let frames = match frames_of(body, &parts.headers, limit).await {
-        Ok(frames) => frames,
-        Err(status) => return into_gateway_body(status.into_http()),
+    let server = |call, limit| {
+        v03::a2a_service_server::A2aServiceServer::new(Service03(call))
+            .max_decoding_message_size(limit)
+            .max_encoding_message_size(super::grpc_call::MAX_ANSWER)
     };
-    let passed = KeptAnswer::default();
-    let service = Service03 {
-        state,
-        conn: conn.clone(),
-        deadline,
-        path: parts.uri.path().to_string(),
-        frames: frames.clone(),
-        passed: passed.clone(),
-    };
-    let server = v03::a2a_service_server::A2aServiceServer::new(service)
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(super::grpc_call::MAX_ANSWER);
-    let request = Request::from_parts(parts, http_body_util::Full::new(frames));
-    passed.or(serve_with(server, request).await)
+    serve_call(state, conn, request, deadline, server).await
 }
 
-struct Service03 {
-    state: Arc<AppState>,
-    conn: ConnInfo,
-    deadline: Option<tokio::time::Instant>,
-    /// The call's path and frames as the client sent them.
-    path: String,
-    frames: Bytes,
-    /// The agent's own answer, when the call passed through.
-    passed: KeptAnswer,
+/// The 0.3 service (`a2a.v1.A2AService`) for one call.
+struct Service03(GrpcCall);
+
+impl std::ops::Deref for Service03 {
+    type Target = GrpcCall;
+    fn deref(&self) -> &GrpcCall {
+        &self.0
+    }
 }
 
 /// A 0.3 REST call: its method, path (and query) under `/v1`, and body.

@@ -1,10 +1,67 @@
 //! One request through one of tonic's generated servers (the A2A
 //! service, health, reflection), its answer as the gateway's body type.
 
-use http::{Request, Response};
-use http_body_util::BodyExt;
+use std::sync::Arc;
 
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+
+use super::grpc_pass::{frames_of, KeptAnswer};
 use crate::http::body::Body;
+use crate::state::{AppState, ConnInfo};
+
+/// One call to either A2A service (1.0 or 0.3), as the gRPC front door
+/// holds it while tonic's server decodes it and calls the RPC.
+pub(super) struct GrpcCall {
+    pub(super) state: Arc<AppState>,
+    pub(super) conn: ConnInfo,
+    /// From `grpc-timeout`: past it the call is abandoned, DEADLINE_EXCEEDED.
+    pub(super) deadline: Option<tokio::time::Instant>,
+    /// The call's path and frames as the client sent them.
+    pub(super) path: String,
+    pub(super) frames: Bytes,
+    /// The agent's own answer, when the call passed through: the answer
+    /// instead of tonic's.
+    pub(super) passed: KeptAnswer,
+}
+
+/// Reads the client's frames whole (a call to a gRPC agent of its version
+/// passes them on as they came), and serves them with the tonic server
+/// `server_of` makes for the call and the body limit.
+pub(super) async fn serve_call<S>(
+    state: Arc<AppState>,
+    conn: &ConnInfo,
+    request: Request<Incoming>,
+    deadline: Option<tokio::time::Instant>,
+    server_of: impl FnOnce(GrpcCall, usize) -> S,
+) -> Response<Body>
+where
+    S: tower::Service<
+        Request<Full<Bytes>>,
+        Response = Response<tonic::body::Body>,
+        Error = std::convert::Infallible,
+    >,
+{
+    let limit = state.config.limits.max_body_bytes;
+    let (parts, body) = request.into_parts();
+    let frames = match frames_of(body, &parts.headers, limit).await {
+        Ok(frames) => frames,
+        Err(status) => return into_gateway_body(status.into_http()),
+    };
+    let passed = KeptAnswer::default();
+    let call = GrpcCall {
+        state,
+        conn: conn.clone(),
+        deadline,
+        path: parts.uri.path().to_string(),
+        frames: frames.clone(),
+        passed: passed.clone(),
+    };
+    let request = Request::from_parts(parts, Full::new(frames));
+    passed.or(serve_with(server_of(call, limit), request).await)
+}
 
 /// One request through one of tonic's generated servers.
 pub(super) async fn serve_with<S, B>(mut server: S, request: Request<B>) -> Response<Body>

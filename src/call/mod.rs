@@ -65,7 +65,7 @@ enum RequestBody {
     Read(Bytes),
 }
 
-/// How a call arrived, as the front agent_binding placed it.
+/// How a call arrived, as the client binding placed it.
 enum Arrived {
     JsonRpc,
     Rest(crate::a2a::rest::RestRoute),
