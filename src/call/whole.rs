@@ -23,8 +23,8 @@ where
     B: http_body::Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
 {
-    let read = read_with_trailers(body, owner, within, MAX_ANSWER).await?;
-    Ok(read.0)
+    let read = tokio::time::timeout(within, body::read_to_limit(body, MAX_ANSWER)).await;
+    outcome(read, owner, within, MAX_ANSWER)
 }
 
 /// [`read`] of at most `max` bytes, keeping the trailers (a gRPC answer's
@@ -39,8 +39,19 @@ where
     B: http_body::Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
 {
+    let read = tokio::time::timeout(within, body::read_with_trailers(body, max)).await;
+    outcome(read, owner, within, max)
+}
+
+/// A read's outcome: what was read, or the agent's failure it was.
+fn outcome<T, E: std::fmt::Display>(
+    read: Result<Result<T, ReadError<E>>, tokio::time::error::Elapsed>,
+    owner: &str,
+    within: std::time::Duration,
+    max: usize,
+) -> Result<T, GatewayError> {
     let upstream = owner.to_string();
-    match tokio::time::timeout(within, body::read_with_trailers(body, max)).await {
+    match read {
         Ok(Ok(read)) => Ok(read),
         Ok(Err(ReadError::TooLarge)) => Err(GatewayError::InvalidAgentResponse {
             upstream,

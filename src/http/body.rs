@@ -1,7 +1,11 @@
 //! The one response body type every handler returns, and its constructors.
 
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
 use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
+use http_body::Frame;
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Empty, Full};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -41,18 +45,7 @@ pub enum ReadError<E> {
 /// one bounded reader of requests and answers. A body that comes as one
 /// frame, as a small request does, is kept as it came: http-body-util's
 /// `collect` queues every frame (an allocation per call).
-pub async fn read_to_limit<B>(body: B, max: usize) -> Result<Bytes, ReadError<B::Error>>
-where
-    B: http_body::Body<Data = Bytes> + Unpin,
-{
-    read_with_trailers(body, max).await.map(|(bytes, _)| bytes)
-}
-
-/// [`read_to_limit`], keeping the trailers (a gRPC answer's status).
-pub async fn read_with_trailers<B>(
-    mut body: B,
-    max: usize,
-) -> Result<(Bytes, Option<HeaderMap>), ReadError<B::Error>>
+pub async fn read_to_limit<B>(mut body: B, max: usize) -> Result<Bytes, ReadError<B::Error>>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
 {
@@ -61,14 +54,9 @@ where
     let mut first: Option<Bytes> = None;
     let mut joined: Option<BytesMut> = None;
     let mut len = 0usize;
-    let mut trailers = None;
     while let Some(frame) = body.frame().await {
-        let data = match frame.map_err(ReadError::Body)?.into_data() {
-            Ok(data) => data,
-            Err(frame) => {
-                trailers = frame.into_trailers().ok().or(trailers);
-                continue;
-            }
+        let Ok(data) = frame.map_err(ReadError::Body)?.into_data() else {
+            continue;
         };
         len = len.saturating_add(data.len());
         if len > max {
@@ -85,8 +73,54 @@ where
             first = Some(data);
         }
     }
-    let bytes = joined.map(BytesMut::freeze).or(first).unwrap_or_default();
+    Ok(joined.map(BytesMut::freeze).or(first).unwrap_or_default())
+}
+
+/// [`read_to_limit`], keeping the trailers (a gRPC answer's status).
+pub async fn read_with_trailers<B>(
+    body: B,
+    max: usize,
+) -> Result<(Bytes, Option<HeaderMap>), ReadError<B::Error>>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+{
+    let mut trailers = None;
+    let keeping = KeepTrailers {
+        body,
+        trailers: &mut trailers,
+    };
+    let bytes = read_to_limit(keeping, max).await?;
     Ok((bytes, trailers))
+}
+
+/// A body whose trailers frame is kept aside, and which ends there. A
+/// wrapper rather than a second reader: [`read_to_limit`]'s loop is on
+/// every call's path, and measured dearer with the trailers kept in it.
+struct KeepTrailers<'a, B> {
+    body: B,
+    trailers: &'a mut Option<HeaderMap>,
+}
+
+impl<B: http_body::Body<Data = Bytes> + Unpin> http_body::Body for KeepTrailers<'_, B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = &mut *self;
+        match ready!(Pin::new(&mut this.body).poll_frame(cx)) {
+            Some(Ok(frame)) => match frame.into_trailers() {
+                Ok(trailers) => {
+                    *this.trailers = Some(trailers);
+                    Poll::Ready(None)
+                }
+                Err(frame) => Poll::Ready(Some(Ok(frame))),
+            },
+            other => Poll::Ready(other),
+        }
+    }
 }
 
 /// The buffer for a body that came in more than one frame: as long as the
@@ -121,6 +155,23 @@ mod tests {
             .map(|p| Ok(http_body::Frame::data(Bytes::from_static(p.as_bytes()))))
             .collect();
         StreamBody::new(futures_util::stream::iter(frames))
+    }
+
+    #[tokio::test]
+    async fn trailers_are_kept_apart_from_the_bytes() {
+        let mut trailers = HeaderMap::new();
+        trailers.insert("grpc-status", http::HeaderValue::from_static("5"));
+        let frames: Vec<Result<Frame<Bytes>, BoxError>> = vec![
+            Ok(Frame::data(Bytes::from_static(b"ab"))),
+            Ok(Frame::data(Bytes::from_static(b"cd"))),
+            Ok(Frame::trailers(trailers)),
+        ];
+        let body = StreamBody::new(futures_util::stream::iter(frames));
+        let (bytes, kept) = read_with_trailers(body, 4).await.unwrap();
+        assert_eq!(&bytes[..], b"abcd");
+        assert_eq!(kept.unwrap()["grpc-status"], "5");
+        let (bytes, kept) = read_with_trailers(chunks(&["abc"]), 4).await.unwrap();
+        assert_eq!((&bytes[..], kept), (&b"abc"[..], None));
     }
 
     #[tokio::test]
