@@ -79,14 +79,14 @@ pub(super) struct GrpcEncoded;
 pub(super) fn pass(
     upstream: &Upstream,
     mut parts: Parts,
-    (sent, family): (GrpcRequest, Family),
+    (sent, family): (&GrpcRequest, Family),
     (at, version): (&Uri, Version),
     origin: Origin,
     caller: &Caller<'_>,
 ) -> Result<RpcCall, GatewayError> {
     grpc_headers(&mut parts.headers, version);
     let target = target(at, &sent.path)?;
-    let call = upstream.rpc_call_from(parts, sent.frames, origin, caller);
+    let call = upstream.rpc_call_from(parts, sent.frames.clone(), origin, caller);
     Ok(call.streaming(family.streams()).grpc(target))
 }
 

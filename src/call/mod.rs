@@ -12,12 +12,11 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
-use crate::a2a::dialect::{Binding, Versions};
+use crate::a2a::dialect::Binding;
 use crate::a2a::model::{read, Params};
 use crate::a2a::{jsonrpc, methods, validate, Family, Method, Version};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
-use crate::bridge::agent_binding::AgentBinding;
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
 use crate::limits::concurrency::StreamPermit;
@@ -31,6 +30,7 @@ mod bridged;
 pub mod client_ip;
 pub mod endpoint;
 pub mod extended_card;
+mod forward;
 pub mod grpc;
 mod grpc03;
 mod grpc_agent;
@@ -51,7 +51,6 @@ mod whole;
 
 pub use intake::origin;
 use intake::{check_content_type, client_address, read_body};
-use relay::{relay, RelayContext};
 pub use rest::refused as rest_refused;
 use route::{learn_from_request, route};
 
@@ -89,6 +88,36 @@ enum ClientBinding {
 }
 
 impl ClientBinding {
+    fn of(arrived: &Arrived) -> Self {
+        match arrived {
+            Arrived::Rest(placed) if placed.v03 => ClientBinding::Rest03,
+            Arrived::Rest(_) => ClientBinding::Rest,
+            Arrived::JsonRpc => ClientBinding::JsonRpc,
+            Arrived::Grpc => ClientBinding::Grpc,
+        }
+    }
+
+    /// The binding's name in the call's record.
+    fn label(self) -> &'static str {
+        match self {
+            ClientBinding::JsonRpc => "jsonrpc",
+            ClientBinding::Grpc => "grpc",
+            ClientBinding::Rest | ClientBinding::Rest03 => "http+json",
+        }
+    }
+
+    /// A forwarded call's answer in this binding: a REST client's is
+    /// encoded in REST unless it already is (passed through); a gRPC
+    /// client's is read by `grpc`, or went as it came (`GrpcEncoded`).
+    async fn answer(self, response: Response<Body>, family: Family) -> Response<Body> {
+        let encoded = response.extensions().get::<grpc_agent::GrpcEncoded>();
+        if encoded.is_some() || !self.is_rest() {
+            return response;
+        }
+        let v03 = (self == ClientBinding::Rest03).then_some(family);
+        rest::answer(response, v03).await
+    }
+
     fn binding(self) -> Binding {
         match self {
             ClientBinding::JsonRpc => Binding::JsonRpc,
@@ -221,58 +250,14 @@ async fn handle_call(
     record: &mut Record,
     arrived: Arrived,
 ) -> Response<Body> {
-    let client_binding = match &arrived {
-        Arrived::Rest(placed) if placed.v03 => ClientBinding::Rest03,
-        Arrived::Rest(_) => ClientBinding::Rest,
-        Arrived::JsonRpc => ClientBinding::JsonRpc,
-        Arrived::Grpc => ClientBinding::Grpc,
-    };
-    record.binding = match client_binding {
-        ClientBinding::JsonRpc => "jsonrpc",
-        ClientBinding::Grpc => "grpc",
-        ClientBinding::Rest | ClientBinding::Rest03 => "http+json",
-    };
+    let client_binding = ClientBinding::of(&arrived);
+    record.binding = client_binding.label();
     let (mut parts, body) = request.into_parts();
-    // Credentials first: a caller who may not use the gateway learns
-    // nothing about what it would have made of the request.
-    let identity = match state.authenticate(&parts, conn).await {
+    let identity = match check_caller(state, conn, &parts, record).await {
         Ok(identity) => identity,
-        Err(e) => {
-            count_auth_failure(state, &e);
-            return match client_binding {
-                ClientBinding::JsonRpc | ClientBinding::Grpc => {
-                    refuse(state, e, &parts, body, record).await
-                }
-                ClientBinding::Rest | ClientBinding::Rest03 => e.into_rest_response(),
-            };
-        }
+        Err(e) => return refuse_unread(state, client_binding, (e, body), &parts, record).await,
     };
-    record.caller = identity.as_ref().map(|i| i.subject.clone());
-    // A version the gateway does not speak is no agent's to answer.
-    if let Err(e) = intake::check_version(&parts) {
-        return match client_binding {
-            ClientBinding::JsonRpc | ClientBinding::Grpc => {
-                refuse(state, e, &parts, body, record).await
-            }
-            ClientBinding::Rest | ClientBinding::Rest03 => e.into_rest_response(),
-        };
-    }
-    let read = match (arrived, body) {
-        (Arrived::Rest(placed), body) => {
-            let bytes = match body {
-                RequestBody::Wire(body) => {
-                    read_body(&state.config.limits, &parts.headers, body).await
-                }
-                RequestBody::Read(bytes) => Ok(bytes),
-            };
-            match bytes {
-                Ok(bytes) => rest::request(&mut parts, bytes, placed),
-                Err(e) => Err(e),
-            }
-        }
-        (_, body) => read_rpc_body(state, &parts, body).await.map(|b| (b, None)),
-    };
-    let (bytes, rest_request) = match read {
+    let (bytes, rest_request) = match read_request(state, &mut parts, body, arrived).await {
         Ok(read) => read,
         Err(e) => return client_binding.refuse(e, None),
     };
@@ -302,26 +287,74 @@ async fn handle_call(
         rest_request,
         grpc_request,
     };
-    match forward(state, call, bytes.clone(), record).await {
-        // A gRPC agent's own answer to a gRPC client (`grpc03`) goes as it is.
-        Ok(response)
-            if response
-                .extensions()
-                .get::<grpc_agent::GrpcEncoded>()
-                .is_some() =>
-        {
-            response
+    let origin = origin(state, &call.parts, call.conn);
+    let forwarded = match route_and_admit(state, &call, &origin, record).await {
+        Ok(Admitted::Routed(routed)) => {
+            forward::forward(state, call, bytes.clone(), (routed, origin), record).await
         }
-        Ok(response) if client_binding.is_rest() => {
-            let v03 = (client_binding == ClientBinding::Rest03).then_some(method.family);
-            rest::answer(response, v03).await
-        }
-        Ok(response) => response,
+        Ok(Admitted::Answered(response)) => Ok(response),
+        Err(e) => Err(e),
+    };
+    match forwarded {
+        Ok(response) => client_binding.answer(response, method.family).await,
         Err(e) => {
             count_rejection(state, &e);
             client_binding.refuse(e, id)
         }
     }
+}
+
+/// The caller's identity, once its credentials pass and it speaks a
+/// version the gateway speaks. Checked before anything else: a caller who
+/// may not use the gateway learns nothing about what it would have made
+/// of the request.
+async fn check_caller(
+    state: &AppState,
+    conn: &ConnInfo,
+    parts: &Parts,
+    record: &mut Record,
+) -> Result<Option<Identity>, GatewayError> {
+    let identity = state.authenticate(parts, conn).await.inspect_err(|e| {
+        count_auth_failure(state, e);
+    })?;
+    record.caller = identity.as_ref().map(|i| i.subject.clone());
+    // A version the gateway does not speak is no agent's to answer.
+    intake::check_version(parts)?;
+    Ok(identity)
+}
+
+/// A refusal before the call is read, in the client's binding.
+async fn refuse_unread(
+    state: &AppState,
+    client_binding: ClientBinding,
+    (error, body): (GatewayError, RequestBody),
+    parts: &Parts,
+    record: &mut Record,
+) -> Response<Body> {
+    match client_binding {
+        ClientBinding::JsonRpc | ClientBinding::Grpc => {
+            refuse(state, error, parts, body, record).await
+        }
+        ClientBinding::Rest | ClientBinding::Rest03 => error.into_rest_response(),
+    }
+}
+
+/// The call's body (bounded) and, for a REST call, the JSON-RPC call it
+/// is read as with the request as it came.
+async fn read_request(
+    state: &AppState,
+    parts: &mut Parts,
+    body: RequestBody,
+    arrived: Arrived,
+) -> Result<(Bytes, Option<rest::RestRequest>), GatewayError> {
+    let Arrived::Rest(placed) = arrived else {
+        return read_rpc_body(state, parts, body).await.map(|b| (b, None));
+    };
+    let bytes = match body {
+        RequestBody::Wire(body) => read_body(&state.config.limits, &parts.headers, body).await?,
+        RequestBody::Read(bytes) => bytes,
+    };
+    rest::request(parts, bytes, placed)
 }
 
 /// A JSON-RPC request's body, within the limits.
@@ -514,290 +547,69 @@ async fn answer_extended_card(
     .await
 }
 
-async fn forward(
-    state: &Arc<AppState>,
-    call: Call<'_>,
-    bytes: Bytes,
-    record: &mut Record,
-) -> Result<Response<Body>, GatewayError> {
-    let (method, parts) = (call.method, &call.parts);
-    check_webhooks(state, &call).await?;
-    let origin = origin(state, parts, call.conn);
-    let trace = record.trace.clone();
-    let caller = Caller {
+/// What happens to a call before it is forwarded.
+enum Admitted {
+    /// It goes to an agent (`forward`).
+    Routed(forward::Routed),
+    /// The gateway answered it itself.
+    Answered(Response<Body>),
+}
+
+/// Who the agent is told is calling, with the call's spans.
+fn caller<'a>(
+    state: &'a AppState,
+    identity: Option<&'a Identity>,
+    trace: Option<&'a crate::telemetry::trace::CallTrace>,
+) -> Caller<'a> {
+    Caller {
         consumed: state.consumed.as_ref(),
-        subject: call.identity.map(|i| i.subject.as_str()),
-        trace: trace.as_deref(),
-    };
-    if method.family == Family::ExtendedCard {
-        return Ok(answer_extended_card(state, &call, &origin).await);
+        subject: identity.map(|i| i.subject.as_str()),
+        trace,
     }
-    let routed = route(
-        state,
-        &call.route_input(),
-        parts,
-        &origin,
-        &caller,
-        call.identity,
-    )
-    .await;
-    state.metrics.routed(
-        routed
-            .as_ref()
-            .ok()
-            .map(|r| (r.rule.index(), r.rule.label())),
-    );
+}
+
+/// The agent a call goes to, once its webhooks are allowed, this caller
+/// may call it there and the call has its places (`admit`); or the
+/// gateway's own answer (the extended card).
+async fn route_and_admit(
+    state: &Arc<AppState>,
+    call: &Call<'_>,
+    origin: &crate::upstream::Origin,
+    record: &mut Record,
+) -> Result<Admitted, GatewayError> {
+    check_webhooks(state, call).await?;
+    if call.method.family == Family::ExtendedCard {
+        return Ok(Admitted::Answered(
+            answer_extended_card(state, call, origin).await,
+        ));
+    }
+    let caller = caller(state, call.identity, record.trace.as_deref());
+    let (method, parts) = (call.method, &call.parts);
+    let input = call.route_input();
+    let routed = route(state, &input, parts, origin, &caller, call.identity).await;
+    let rule = |r: &Route| (r.rule.index(), r.rule.label());
+    state.metrics.routed(routed.as_ref().ok().map(rule));
     let route = routed?;
     let owner = state.router.name(route.upstream);
     let meters = &state.meters[route.upstream];
     record.routed(meters, route.skill.clone(), route.rule.label());
-    authorize(state, &call, &route, &owner)?;
+    authorize(state, call, &route, &owner)?;
     let client = record.client.unwrap_or(origin.peer.ip());
-    let permits = admit(state, &call, &route, &owner, client).await?;
+    let permits = admit(state, call, &route, &owner, client).await?;
     tracing::debug!(method = method.name, upstream = %owner, rule = route.rule.label(), skill = ?route.skill, "routed");
     can_stream(state, method, &owner)?;
     can_push(state, method, &owner)?;
     learn_from_request(state, method, call.params, &owner);
-    if let Some(t) = &trace {
+    if let Some(t) = &record.trace {
         if let Some(task) = crate::routing::request::task_ref(method, call.params) {
             t.task(&task.id);
         }
     }
-    let config = &state.config.upstreams[route.upstream];
-    let client_version = call.client_binding.version(method.version);
-    let agent_binding =
-        (state.fleet.view()).agent_binding(config, call.client_binding.binding(), client_version);
-    // Calls to a REST agent go as the 1.0 call, said in its REST version.
-    let versions = match &agent_binding {
-        AgentBinding::JsonRpc(versions) => *versions,
-        AgentBinding::Rest { .. } | AgentBinding::Grpc { .. } => {
-            Versions::default().with(Version::V1_0)
-        }
-    };
-    let mut bridged = bridged::plan(state, &call, versions, &owner)?;
-    // A gRPC call to a gRPC agent of its service goes as it came, with no
-    // translation (a 0.3 one came said as its 0.3 REST call: `grpc03`).
-    let grpc_request = match (call.client_binding, &agent_binding) {
-        (ClientBinding::Grpc, AgentBinding::Grpc { version, .. })
-            if *version == Version::V1_0 && bridged.is_none() =>
-        {
-            call.grpc_request
-        }
-        (ClientBinding::Rest03, AgentBinding::Grpc { version, .. })
-            if *version == Version::V0_3 =>
-        {
-            call.grpc_request
-        }
-        _ => None,
-    };
-    if grpc_request.is_some() {
-        bridged = None;
-    }
-    let (client, agent) = match (&bridged, &agent_binding) {
-        (Some(b), AgentBinding::JsonRpc(_)) => (call.client_binding.version(b.client()), b.agent()),
-        (_, AgentBinding::Rest { version, .. }) => (client_version, *version),
-        (_, AgentBinding::Grpc { version, .. }) => (client_version, *version),
-        (None, _) => (client_version, client_version),
-    };
-    record.versions(client, Some((client, agent)));
-    let agent_label = match &agent_binding {
-        AgentBinding::Rest { .. } => "http+json",
-        AgentBinding::Grpc { .. } => "grpc",
-        AgentBinding::JsonRpc(_) => "jsonrpc",
-    };
-    record.agent_binding = Some(agent_label);
-    let mut parts = call.parts;
-    let bytes = match &mut bridged {
-        Some(b) => b.request(state, &mut parts, call.raw_params)?,
-        None => bytes,
-    };
-    let upstream = &state.upstreams[route.upstream];
-    let (family, streams) = (method.family, method.family.streams());
-    // A REST call to a REST agent of its version goes as it came.
-    let passes_as_rest = call.client_binding.is_rest()
-        && bridged.is_none()
-        && matches!(&agent_binding, AgentBinding::Rest { version, .. } if *version == client_version);
-    let passes_as_grpc = grpc_request.is_some();
-    let mut grpc_deadline = None;
-    let forwarded = match (&agent_binding, &call.rest_request) {
-        (AgentBinding::Grpc { url, .. }, _) if passes_as_grpc => {
-            let at = grpc_origin(url, config, &owner)?;
-            let sent = grpc_request.ok_or_else(|| GatewayError::Internal("no gRPC call".into()))?;
-            grpc_deadline = sent.deadline;
-            let at = (&at, agent);
-            grpc_agent::pass(upstream, parts, (sent, family), at, origin, &caller)?
-        }
-        (AgentBinding::Rest { path, .. }, Some(sent)) if passes_as_rest => {
-            let sent = (sent.path.as_str(), &sent.body);
-            rest_agent::pass(upstream, parts, sent, path, origin, &caller, streams)?
-        }
-        (AgentBinding::Rest { path, version }, _) => {
-            let to = (path.as_str(), *version);
-            rest_agent::call(upstream, parts, &bytes, family, to, origin, &caller)?
-        }
-        (AgentBinding::Grpc { url, version }, _) => {
-            let at = (&grpc_origin(url, config, &owner)?, *version);
-            grpc_agent::call(upstream, parts, &bytes, family, at, origin, &caller)?
-        }
-        (AgentBinding::JsonRpc(_), _) => {
-            (upstream.rpc_call_from(parts, bytes, origin, &caller)).streaming(streams)
-        }
-    };
-    let passes_as_rest = passes_as_rest && call.rest_request.is_some();
-    let forwarded = match &trace {
-        Some(t) => {
-            let mut forwarded = forwarded;
-            let agent = (agent_label, agent.label());
-            t.client(method.name, &owner, agent, forwarded.headers_mut());
-            forwarded.traced(t.clone())
-        }
-        None => forwarded,
-    };
-    let asked = std::time::Instant::now();
-    let response = upstream.call(forwarded).await;
-    meters
-        .upstream_duration()
-        .observe(asked.elapsed().as_secs_f64());
-    let response = response?;
-    let mut relayed = RelayContext::new(&route, record);
-    let delivery = Delivery {
-        state,
+    Ok(Admitted::Routed(forward::Routed {
+        route,
         owner,
-        id: call.id,
-        client_binding: call.client_binding,
-        record,
         permits,
-        bridged,
-    };
-    let streams = relay::is_event_stream(response.headers());
-    if passes_as_rest {
-        relayed.rest = true;
-        relayed.rest_answer = true;
-        let mut response = delivery.deliver(response, relayed).await?;
-        response.extensions_mut().insert(rest::RestEncoded);
-        return Ok(response);
-    }
-    if passes_as_grpc {
-        grpc_agent::check_passed(&response, &delivery.owner)?;
-        let error = grpc_agent::head_error(&response);
-        relayed.grpc_answer = Some(relay::GrpcPassed {
-            family,
-            version: agent,
-            deadline: grpc_deadline,
-        });
-        let mut response = delivery.deliver(response, relayed).await?;
-        response.extensions_mut().insert(grpc_agent::GrpcEncoded);
-        if let Some(code) = error {
-            (response.extensions_mut()).insert(crate::http::error::ErrorCode(code));
-        }
-        return Ok(response);
-    }
-    match agent_binding {
-        AgentBinding::Rest { version, .. } if streams => {
-            let v03 = version == Version::V0_3;
-            relayed.rewrite = Some((rest_agent::events(call.id, v03), Version::V1_0));
-            delivery.deliver(response, relayed).await
-        }
-        AgentBinding::Rest { version, .. } => {
-            let within = state.config.limits.sse_idle_timeout;
-            let v03 = (version == Version::V0_3).then_some(family);
-            let owner = &delivery.owner;
-            let response = rest_agent::answer(response, call.id, owner, within, v03).await?;
-            delivery.deliver(response, relayed).await
-        }
-        AgentBinding::Grpc { version, .. }
-            if family.streams() && grpc_agent::streams(&response) =>
-        {
-            let response = grpc_agent::events(response, call.id, version);
-            delivery.deliver(response, relayed).await
-        }
-        AgentBinding::Grpc { version, .. } => {
-            let within = state.config.limits.sse_idle_timeout;
-            let (owner, asked) = (&delivery.owner, (family, version));
-            let response = grpc_agent::answer(response, call.id, owner, within, asked).await?;
-            delivery.deliver(response, relayed).await
-        }
-        AgentBinding::JsonRpc(_) => delivery.deliver(response, relayed).await,
-    }
-}
-
-/// The origin of an agent's gRPC interface (its card's URL, in the scheme
-/// of the upstream's own URLs when it has none).
-fn grpc_origin(
-    url: &str,
-    config: &crate::config::Upstream,
-    owner: &str,
-) -> Result<http::Uri, GatewayError> {
-    let secure = config
-        .urls
-        .first()
-        .is_some_and(|u| u.scheme_str() == Some("https"));
-    crate::a2a::grpc::call::origin_of(url, secure).ok_or_else(|| {
-        GatewayError::UpstreamBadResponse {
-            upstream: owner.to_string(),
-            detail: format!("its card's gRPC interface URL '{url}' is not an address"),
-        }
-    })
-}
-
-/// What the agent's answer is delivered with.
-struct Delivery<'a> {
-    state: &'a Arc<AppState>,
-    owner: Arc<str>,
-    id: Option<&'a RawValue>,
-    client_binding: ClientBinding,
-    record: &'a Record,
-    permits: Permits,
-    bridged: Option<bridged::Bridged>,
-}
-
-impl Delivery<'_> {
-    /// The answer on its way to the client: translated whole by the
-    /// bridge, or relayed (a stream through whatever rewrites its events:
-    /// `relayed.rewrite` has what the agent's binding needed first).
-    async fn deliver<B>(
-        self,
-        response: Response<B>,
-        mut relayed: RelayContext,
-    ) -> Result<Response<Body>, GatewayError>
-    where
-        B: http_body::Body<Data = Bytes, Error = crate::http::body::BoxError>
-            + Send
-            + Unpin
-            + 'static,
-    {
-        let streams = relay::is_event_stream(response.headers());
-        match self.bridged {
-            Some(b) if !streams => {
-                let skill = relayed.skill.as_deref();
-                let (state, owner) = (self.state, &self.owner);
-                return b.answer(response, state, owner, self.permits, skill).await;
-            }
-            Some(b) => {
-                let events = b.events(self.state);
-                relayed.rewrite = Some(match relayed.rewrite.take() {
-                    Some((first, _)) => (sse::then(first, events), b.client()),
-                    None => (events, b.client()),
-                });
-            }
-            None => {}
-        }
-        if self.client_binding.is_rest() && streams && !relayed.rest_answer {
-            let v03 = self.client_binding == ClientBinding::Rest03;
-            relayed.rewrite = Some(rest::events(relayed.rewrite.take(), v03));
-            relayed.rest = true;
-        }
-        let (state, id) = (self.state, self.id);
-        Ok(relay(
-            response,
-            state,
-            self.owner,
-            id,
-            self.record,
-            self.permits,
-            relayed,
-        ))
-    }
+    }))
 }
 
 /// The places a routed call needs before it is sent: within its caller's

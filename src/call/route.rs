@@ -84,11 +84,12 @@ fn spoken(
             };
             return probe::Ask::Rest(path);
         }
-        AgentBinding::Grpc { url, version } => match super::grpc_origin(&url, config, &config.name)
-        {
-            Ok(at) => return probe::Ask::Grpc(at, version),
-            Err(_) => return probe::Ask::JsonRpc(client),
-        },
+        AgentBinding::Grpc { url, version } => {
+            match super::forward::grpc_origin(&url, config, &config.name) {
+                Ok(at) => return probe::Ask::Grpc(at, version),
+                Err(_) => return probe::Ask::JsonRpc(client),
+            }
+        }
         AgentBinding::JsonRpc(versions) => versions,
     };
     match crate::bridge::plan(client, Family::GetTask, &config.name, versions) {

@@ -15,6 +15,37 @@ pub const HOP_BY_HOP: [HeaderName; 8] = [
     header::TRANSFER_ENCODING,
 ];
 
+/// Whether `name` is one of `HOP_BY_HOP` or `Upgrade`. Matched as text:
+/// `HOP_BY_HOP.contains` builds and drops the const array on every call,
+/// and this runs for each header of each request and answer.
 pub fn is_hop_by_hop(name: &HeaderName) -> bool {
-    HOP_BY_HOP.contains(name) || name == header::UPGRADE
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_match_names_the_same_headers_as_the_list() {
+        for name in HOP_BY_HOP.iter().chain([&header::UPGRADE]) {
+            assert!(is_hop_by_hop(name), "{name}");
+        }
+        for name in [header::HOST, header::CONTENT_TYPE, header::AUTHORIZATION] {
+            assert!(!is_hop_by_hop(&name), "{name}");
+        }
+        let custom = HeaderName::from_static("x-keep-alive");
+        assert!(!is_hop_by_hop(&custom));
+    }
 }
