@@ -3,6 +3,7 @@
 //! bytes, and relay the answer (SSE event by event) while learning which
 //! upstream owns the tasks it mentions.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -149,51 +150,51 @@ impl ClientBinding {
 }
 
 /// Handles a JSON-RPC POST; `path_upstream` is set for `/agents/{name}`.
-pub async fn handle(
+pub fn handle(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<Incoming>,
     path_upstream: Option<usize>,
-) -> Response<Body> {
+) -> impl Future<Output = Response<Body>> + '_ {
     let request = request.map(RequestBody::Wire);
-    serve(state, conn, request, path_upstream, Arrived::JsonRpc).await
+    serve(state, conn, request, path_upstream, Arrived::JsonRpc)
 }
 
 /// Handles a gRPC call said as its 1.0 JSON-RPC call (`grpc`); the answer
 /// is in JSON-RPC, for `grpc` to say in gRPC.
-pub async fn handle_grpc(
+pub fn handle_grpc(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<Bytes>,
     agent: Option<usize>,
-) -> Response<Body> {
+) -> impl Future<Output = Response<Body>> + '_ {
     let request = request.map(RequestBody::Read);
-    serve(state, conn, request, agent, Arrived::Grpc).await
+    serve(state, conn, request, agent, Arrived::Grpc)
 }
 
 /// Handles an HTTP+JSON call whose body is read already (a 0.3 gRPC call
 /// said as its 0.3 REST call: `grpc03`).
-async fn handle_rest_read(
+fn handle_rest_read(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<Bytes>,
     agent: Option<usize>,
     placed: crate::a2a::rest::RestRoute,
-) -> Response<Body> {
+) -> impl Future<Output = Response<Body>> + '_ {
     let request = request.map(RequestBody::Read);
-    serve(state, conn, request, agent, Arrived::Rest(placed)).await
+    serve(state, conn, request, agent, Arrived::Rest(placed))
 }
 
 /// Handles an HTTP+JSON call that `crate::a2a::rest::place` placed.
-pub async fn handle_rest(
+pub fn handle_rest(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<Incoming>,
     path_upstream: Option<usize>,
     placed: crate::a2a::rest::RestRoute,
-) -> Response<Body> {
+) -> impl Future<Output = Response<Body>> + '_ {
     let request = request.map(RequestBody::Wire);
-    serve(state, conn, request, path_upstream, Arrived::Rest(placed)).await
+    serve(state, conn, request, path_upstream, Arrived::Rest(placed))
 }
 
 async fn serve(
@@ -214,14 +215,15 @@ async fn serve(
     let Some(record) = pending.0.as_mut() else {
         return GatewayError::Internal("the call's record is gone".into()).into_response(None);
     };
-    let call = handle_call(&state, conn, request, path_upstream, record, arrived);
-    // What is logged on the call's way names its trace.
+    // What is logged on the call's way names its trace. The call's future
+    // is made where it is awaited: bound first, it was moved (kilobytes).
     let response = match trace {
         Some(trace) => {
             use opentelemetry::context::FutureExt;
+            let call = handle_call(&state, conn, request, path_upstream, record, arrived);
             call.with_context(trace.context().clone()).await
         }
-        None => call.await,
+        None => handle_call(&state, conn, request, path_upstream, record, arrived).await,
     };
     record.head(&response);
     match pending.0.take() {
