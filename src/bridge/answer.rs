@@ -1,6 +1,6 @@
 //! An agent's JSON-RPC answer (a whole response, or one SSE event's) in
 //! the client's version: the result through the pivot (1.0), an error with
-//! its code said in the client's version, and the client's request id.
+//! its code written in the client's version, and the client's request id.
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};

@@ -38,7 +38,7 @@ impl EventTranslator {
     }
 }
 
-/// What an event's data is said as: an event name to add (`event: error`),
+/// What an event's data is encoded as: an event name to add (`event: error`),
 /// and the new data.
 pub type Said = (Option<&'static str>, Vec<u8>);
 

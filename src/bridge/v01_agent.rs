@@ -1,5 +1,5 @@
 //! Agents that speak only A2A 0.1: a call from a client of another version
-//! said as `tasks/send` and its kin, and the 0.1 answers read back into the
+//! encoded as `tasks/send` and its kin, and the 0.1 answers read back into the
 //! pivot (1.0). The other direction (0.1 clients) is `super::v01`.
 //!
 //! A 0.1 agent lets its client pick the task id. A new task (a message

@@ -2,7 +2,7 @@
 //! call's params as the 0.3 request message's ProtoJSON. That is 0.3
 //! HTTP+JSON's body (`super::v03_rest_agent`, whose table of what 0.3
 //! cannot carry applies), with the ids the REST routes carry in the path
-//! said as the message's resource names: `tasks/{id}`, and
+//! encoded as the message's resource names: `tasks/{id}`, and
 //! `tasks/{id}/pushNotificationConfigs/{configId}`. Answers are read back
 //! as 0.3 REST's are (`super::v03_rest_agent::answer_in`).
 

@@ -1,5 +1,5 @@
 //! Agents that speak HTTP+JSON only in 0.3 (`/v1/...`): the 1.0 call's
-//! params said in 0.3's ProtoJSON (the routes are 1.0's under `/v1`, see
+//! params written in 0.3's ProtoJSON (the routes are 1.0's under `/v1`, see
 //! `crate::a2a::rest_call`), and the agent's 0.3 answers read back into
 //! 1.0. The other direction of `super::v03_rest`, whose table applies.
 //!

@@ -1,6 +1,6 @@
 //! What a call to an agent's HTTP+JSON or gRPC interface does first
 //! (`rest_agent`, `grpc_agent`): read the 1.0 JSON-RPC call's params again,
-//! as a value to say anew; and tell the client why a 0.3 translation of
+//! as a value to write anew; and tell the client why a 0.3 translation of
 //! them was refused.
 
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! A call to an agent that does not speak the client's A2A version: the
-//! plan (`crate::bridge::plan`), the request said in the agent's version,
-//! and the answer said back in the client's, whole or event by event.
+//! plan (`crate::bridge::plan`), the request written in the agent's version,
+//! and the answer translated back into the client's, whole or event by event.
 
 use std::sync::Arc;
 

@@ -8,7 +8,7 @@
 //! error becomes the gRPC status the one table names
 //! (`crate::http::error::table`), with a `google.rpc.ErrorInfo` detail.
 //!
-//! The two streaming RPCs are the agent's SSE events, each said as a
+//! The two streaming RPCs are the agent's SSE events, each encoded as a
 //! `StreamResponse`. A tenant `agents/{name}` names the agent, as the path
 //! `/agents/{name}` does for the other bindings. A `grpc-timeout` bounds
 //! the whole call, a stream included: past it, DEADLINE_EXCEEDED. The 0.3
@@ -117,8 +117,9 @@ impl Service10 {
         // Sized for the message's JSON at once (it is a little longer than
         // its protobuf), not grown by doubling from 128 bytes.
         let mut said = Vec::with_capacity(self.frames.len() * 5 / 4 + 256);
-        serde_json::to_writer(&mut said, &call)
-            .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
+        serde_json::to_writer(&mut said, &call).map_err(|e| {
+            Status::internal(format!("the request could not be encoded as JSON: {e}"))
+        })?;
         let mut request = Request::new(Bytes::from(said));
         // The frames as they came; the tenant that named the agent said
         // anew as the agent's own (or none): it is the gateway's alone.
@@ -316,7 +317,7 @@ type Answers = super::grpc_call::Answers<v1::StreamResponse>;
 
 impl Service10 {
     /// A streaming call as its JSON-RPC 1.0 `method`: the agent's SSE
-    /// events, each said as a `StreamResponse`. A refusal before the
+    /// events, each encoded as a `StreamResponse`. A refusal before the
     /// stream starts is the call's status; an error event ends the stream
     /// with its status.
     async fn streamed<Q: Serialize + Tenanted>(

@@ -1,6 +1,6 @@
 //! The gRPC front door of A2A 0.3 (`a2a.v1.A2AService`, the package the
 //! 0.3 SDKs use). 0.3's HTTP+JSON binding is this service transcoded (its
-//! proto's `google.api.http` routes), so each call is said as the 0.3
+//! proto's `google.api.http` routes), so each call is encoded as the 0.3
 //! REST call its route gives: the message's ProtoJSON is the body, its
 //! resource names (`tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{c}`)
 //! the path. It then goes the 0.3 REST call's way (`super::rest`,
@@ -70,8 +70,9 @@ impl Rest {
     }
 
     fn with<M: Serialize>(mut self, message: &M) -> Result<Self, Status> {
-        let body = serde_json::to_value(message)
-            .map_err(|e| Status::internal(format!("the request could not be said as JSON: {e}")))?;
+        let body = serde_json::to_value(message).map_err(|e| {
+            Status::internal(format!("the request could not be encoded as JSON: {e}"))
+        })?;
         self.body = Some(body);
         Ok(self)
     }

@@ -2,7 +2,7 @@
 //! or 0.3, `a2a.v1.A2AService`; `crate::bridge::door`). The call on its
 //! way is the 1.0 JSON-RPC call (the client's, or the bridge's translation
 //! of it); here its params, the ProtoJSON of the RPC's request message
-//! (said in 0.3 first for a 0.3 agent: `crate::bridge::v03_grpc_agent`),
+//! (written in 0.3 first for a 0.3 agent: `crate::bridge::v03_grpc_agent`),
 //! become that message on the wire, sent over HTTP/2 as one gRPC frame. The agent's answer is said
 //! back as the JSON-RPC answer the rest of the way expects: a unary answer
 //! whole, a server stream as SSE events, one per message. A non-OK
@@ -122,7 +122,7 @@ pub(super) fn code_of(status: &tonic::Status) -> i32 {
 }
 
 /// The headers of a call to a gRPC agent of `version`: the client's, as
-/// any agent gets them, said as gRPC metadata.
+/// any agent gets them, encoded as gRPC metadata.
 fn grpc_headers(headers: &mut HeaderMap, version: Version) {
     crate::bridge::headers::for_agent(headers, version);
     // gRPC's own metadata is the gateway's to say to the agent, not the
@@ -238,7 +238,7 @@ fn status_in(headers: &HeaderMap) -> Option<tonic::Status> {
     tonic::Status::from_header_map(headers)
 }
 
-/// Whether the agent's answer is a stream to say as SSE events: an OK
+/// Whether the agent's answer is a stream to encode as SSE events: an OK
 /// gRPC head with no status in it (a refusal is trailers-only).
 pub(super) fn streams(response: &Response<Leased>) -> bool {
     not_grpc(response.headers(), response.status()).is_none()

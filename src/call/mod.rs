@@ -59,7 +59,7 @@ use route::{learn_from_request, route};
 const MAX_ECHOED_METHOD: usize = 64;
 
 /// A call's body: still on the wire, or read already (a gRPC message,
-/// said as the JSON-RPC call it is by `grpc`).
+/// encoded as the JSON-RPC call it is by `grpc`).
 enum RequestBody {
     Wire(Incoming),
     Read(Bytes),
@@ -160,8 +160,8 @@ pub fn handle(
     serve(state, conn, request, path_upstream, Arrived::JsonRpc)
 }
 
-/// Handles a gRPC call said as its 1.0 JSON-RPC call (`grpc`); the answer
-/// is in JSON-RPC, for `grpc` to say in gRPC.
+/// Handles a gRPC call encoded as its 1.0 JSON-RPC call (`grpc`); the answer
+/// is in JSON-RPC, for `grpc` to write in gRPC.
 pub fn handle_grpc(
     state: Arc<AppState>,
     conn: &ConnInfo,
@@ -173,7 +173,7 @@ pub fn handle_grpc(
 }
 
 /// Handles an HTTP+JSON call whose body is read already (a 0.3 gRPC call
-/// said as its 0.3 REST call: `grpc03`).
+/// encoded as its 0.3 REST call: `grpc03`).
 fn handle_rest_read(
     state: Arc<AppState>,
     conn: &ConnInfo,

@@ -44,7 +44,7 @@ pub(super) fn request(
 ) -> Result<(Bytes, Option<RestRequest>), GatewayError> {
     // The 1.0 routes are 1.0 calls, whether or not the client says so: an
     // agent reads a call without `A2A-Version` as 0.3. A 0.3 route's call
-    // is said in 1.0 here, headers too (`A2A-Extensions`).
+    // is written in 1.0 here, headers too (`A2A-Extensions`).
     match placed.v03 {
         true => crate::bridge::headers::for_agent(&mut parts.headers, Version::V1_0),
         false => {

@@ -1,7 +1,7 @@
 //! Calls to an agent's HTTP+JSON 1.0 interface (`crate::bridge::door`).
 //! The call on its way is the 1.0 JSON-RPC call (the client's, or the
-//! bridge's translation of it); here it is said as the REST request
-//! (`crate::a2a::rest_call`), and the agent's REST answer is said back as
+//! bridge's translation of it); here it is encoded as the REST request
+//! (`crate::a2a::rest_call`), and the agent's REST answer is read back as
 //! the JSON-RPC answer the rest of the way expects: a unary answer whole,
 //! a stream event by event. The result's bytes are kept as the agent wrote
 //! them; a `google.rpc.Status` becomes the JSON-RPC error its reason names

@@ -1,4 +1,4 @@
-//! An A2A call said as its gRPC call: the RPC a call family is, its
+//! An A2A call encoded as its gRPC call: the RPC a call family is, its
 //! request message from the params' ProtoJSON, one message in gRPC's
 //! framing, and the answer message back as ProtoJSON; for the 1.0 service
 //! (`lf.a2a.v1`) and the 0.3 one (`a2a.v1`, whose ProtoJSON is 0.3

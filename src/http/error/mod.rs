@@ -162,7 +162,7 @@ pub enum GatewayError {
     UpstreamTimeout { upstream: String, detail: String },
     #[error("upstream '{upstream}' sent an invalid response: {detail}")]
     UpstreamBadResponse { upstream: String, detail: String },
-    /// An agent's A2A answer the bridge cannot say in the client's version.
+    /// An agent's A2A answer the bridge cannot write in the client's version.
     #[error("agent '{upstream}' sent an answer that cannot be translated: {detail}")]
     InvalidAgentResponse { upstream: String, detail: String },
     #[error("internal gateway error: {0}")]
@@ -225,7 +225,7 @@ impl GatewayError {
         let mut response = Response::new(body::full(body));
         *response.status_mut() = status;
         response.extensions_mut().insert(ErrorCode(code));
-        // How the error is said in the other bindings, for a front door
+        // How the error is written in the other bindings, for a front door
         // that reads the JSON-RPC answer back (`crate::call::grpc`).
         response.extensions_mut().insert(self.mapped());
         let headers = response.headers_mut();

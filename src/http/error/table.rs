@@ -14,7 +14,7 @@ use http::StatusCode;
 use super::{codes, GatewayError};
 use crate::a2a::jsonrpc;
 
-/// One error, said in every binding.
+/// One error, written in every binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mapped {
     /// JSON-RPC: the error's code, and the HTTP status of its answer.
@@ -251,7 +251,7 @@ impl GatewayError {
 }
 
 /// An error by its JSON-RPC code alone (an agent's, or the gateway's own
-/// said in JSON-RPC), as the other bindings say it. An agent's internal
+/// written in JSON-RPC), as the other bindings write it. An agent's internal
 /// error, or a code no table knows, is the agent's failure: 502.
 pub fn for_code(code: i64) -> Mapped {
     let Ok(code) = i32::try_from(code) else {
