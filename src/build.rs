@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .extern_path(".google.protobuf", "::pbjson_types")
         .compile_fds(descriptors.clone())?;
     let encoded = prost::Message::encode_to_vec(&descriptors);
-    // For server reflection (`src/call/grpc_reflection.rs`).
+    // For server reflection (`src/ingress/grpc/reflection.rs`).
     std::fs::write(out.join("a2a_descriptors.bin"), &encoded)?;
     pbjson_build::Builder::new()
         .register_descriptors(&encoded)?

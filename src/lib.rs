@@ -14,8 +14,14 @@ pub mod server;
 pub mod tls;
 // The stack's vocabulary: the body type, the error enum and its table.
 pub mod http;
-// One call: intake, the client bindings, authorize, route, admit, forward.
+// The client bindings: each front door reads its request into the call.
+pub mod ingress;
+// One call, binding-neutral: intake, authorize, admit, route, the plan.
 pub mod call;
+// The agent bindings: the call sent to an agent, its answer read back.
+pub mod egress;
+// The answer on its way back: relayed, streamed, encoded for the client.
+pub mod relay;
 // Who is calling, and what they may use.
 pub mod auth;
 // Rate and concurrency limits.

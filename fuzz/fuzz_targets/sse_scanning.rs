@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use a2a_gateway::a2a::seen;
-use a2a_gateway::call::sse::{EventScanner, RelaySettings, SseRelay};
+use a2a_gateway::relay::sse::{EventScanner, RelaySettings, SseRelay};
 use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};

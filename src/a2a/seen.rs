@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::a2a::model::answer::{self, Item, RpcResponse};
-use crate::a2a::model::loose::Text;
+use crate::a2a::model::loose::{Obj, Text};
 
 /// Task states in the 0.x spelling: the labels of `task_states_total`.
 pub const TASK_STATES: [&str; 9] = [
@@ -75,13 +75,55 @@ impl Seen<'_> {
     }
 }
 
+/// How an answer carries its result: in a JSON-RPC response, or alone
+/// (the HTTP+JSON binding's bodies and events, read as they are).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carried {
+    JsonRpc,
+    Alone,
+}
+
 /// Ids in a unary JSON-RPC response body (nothing if it is not one).
 pub fn from_response(body: &[u8]) -> Seen<'_> {
+    from_answer(body, Carried::JsonRpc)
+}
+
+/// Ids in a unary answer's body, its result carried as `carried` says
+/// (nothing if it is not JSON).
+pub fn from_answer(body: &[u8], carried: Carried) -> Seen<'_> {
     let mut seen = Seen::default();
-    if let Some(answer) = crate::a2a::utf8::text(body).and_then(answer::read) {
-        absorb(&answer, &mut seen);
+    if let Some(text) = crate::a2a::utf8::text(body) {
+        absorb_text(text, carried, &mut seen);
     }
     seen
+}
+
+fn absorb_text<'a>(text: &'a str, carried: Carried, seen: &mut Seen<'a>) {
+    match carried {
+        Carried::JsonRpc => {
+            if let Some(answer) = answer::read(text) {
+                absorb(&answer, seen);
+            }
+        }
+        Carried::Alone => {
+            if let Some(result) = answer::read_result(text) {
+                absorb_alone(&result, seen);
+            }
+        }
+    }
+}
+
+/// A result that came alone: an HTTP+JSON error is a `google.rpc.Status`.
+fn absorb_alone<'a>(result: &Obj<Item<'a>>, seen: &mut Seen<'a>) {
+    let result = result.get();
+    if result.is_some_and(|r| r.error.present()) {
+        seen.kinds.push("error");
+        return;
+    }
+    seen.kinds.push(result.map_or("other", kind_of));
+    if let Some(result) = result {
+        from_result(result, seen);
+    }
 }
 
 fn absorb<'a>(answer: &RpcResponse<'a>, seen: &mut Seen<'a>) {
@@ -141,11 +183,17 @@ pub fn state_label(state: &str) -> &'static str {
 /// Ids in a chunk of whole SSE events (each `data:` is a JSON-RPC response).
 /// JSON is UTF-8: an event with a line that is not is skipped.
 pub fn from_events(chunk: &[u8]) -> Seen<'_> {
+    from_events_carried(chunk, Carried::JsonRpc)
+}
+
+/// Ids in a chunk of whole SSE events, each `data:` carrying its result
+/// as `carried` says.
+pub fn from_events_carried(chunk: &[u8], carried: Carried) -> Seen<'_> {
     let mut seen = Seen::default();
     let mut data = EventData::default();
     for line in super::sse::lines(chunk) {
         if line.is_empty() {
-            data.absorb(&mut seen);
+            data.absorb(&mut seen, carried);
         } else if let Some(rest) = line.strip_prefix(b"data:") {
             let rest = rest.strip_prefix(b" ").unwrap_or(rest);
             match crate::a2a::utf8::text(rest) {
@@ -154,7 +202,7 @@ pub fn from_events(chunk: &[u8]) -> Seen<'_> {
             }
         }
     }
-    data.absorb(&mut seen);
+    data.absorb(&mut seen, carried);
     seen
 }
 
@@ -180,19 +228,17 @@ impl<'a> EventData<'a> {
     }
 
     /// Reads the event (if it had data) and starts the next.
-    fn absorb(&mut self, seen: &mut Seen<'a>) {
+    fn absorb(&mut self, seen: &mut Seen<'a>, carried: Carried) {
         let (first, joined) = (self.first.take(), self.joined.take());
         if std::mem::take(&mut self.broken) {
             return;
         }
         if let Some(joined) = joined {
             let mut own = Seen::default();
-            if let Some(answer) = answer::read(&joined) {
-                absorb(&answer, &mut own);
-            }
+            absorb_text(&joined, carried, &mut own);
             seen.extend(own.into_owned());
-        } else if let Some(answer) = first.and_then(answer::read) {
-            absorb(&answer, seen);
+        } else if let Some(first) = first {
+            absorb_text(first, carried, seen);
         }
     }
 }
@@ -321,6 +367,34 @@ mod tests {
             assert_eq!(seen.tasks[..], [Cow::from("t7")], "{ending:?}");
             assert_eq!(seen.contexts[..], [Cow::from("c7")], "{ending:?}");
         }
+    }
+
+    #[test]
+    fn results_that_come_alone_are_read_as_they_are() {
+        let body =
+            br#"{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}"#;
+        let seen = from_answer(body, Carried::Alone);
+        assert_eq!(seen.tasks.as_slice(), ["t1"]);
+        assert_eq!(seen.contexts.as_slice(), ["c1"]);
+        assert_eq!(seen.states.as_slice(), [("t1".into(), "working")]);
+        assert_eq!(seen.kinds.as_slice(), ["task"]);
+        // The same body is no JSON-RPC response: nothing in it is a result.
+        assert!(from_response(body).tasks.is_empty());
+        let error = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no task"}}"#;
+        assert_eq!(
+            from_answer(error, Carried::Alone).kinds.as_slice(),
+            ["error"]
+        );
+        assert!(from_answer(b"<html>", Carried::Alone).is_empty());
+        let events = concat!(
+            "data: {\"statusUpdate\":{\"taskId\":\"t2\",\"contextId\":\"c2\",",
+            "\"status\":{\"state\":\"TASK_STATE_COMPLETED\"}}}\n\n",
+            "data: {\"error\":{\"code\":500,\"message\":\"broke\"}}\n\n",
+        );
+        let seen = from_events_carried(events.as_bytes(), Carried::Alone);
+        assert_eq!(seen.tasks.as_slice(), ["t2"]);
+        assert_eq!(seen.contexts.as_slice(), ["c2"]);
+        assert_eq!(seen.kinds.as_slice(), ["status", "error"]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! The gateway speaks JSON-RPC in every version to agents, HTTP+JSON in
 //! 1.0 and 0.3 (`crate::a2a::rest_call`, `super::v03_rest_agent`), and
-//! gRPC in 1.0 and 0.3 (`crate::call::grpc_agent`,
+//! gRPC in 1.0 and 0.3 (`crate::egress::grpc`,
 //! `super::v03_grpc_agent`).
 
 use crate::a2a::dialect::{Binding, Interface, Versions};

@@ -9,15 +9,16 @@ use http::request::Parts;
 use http::{header, HeaderValue, Response};
 use serde_json::value::RawValue;
 
-use super::{Call, Permits};
+use super::validated::Call;
 use crate::a2a::dialect::Versions;
 use crate::a2a::{seen, Family, Method, Version};
 use crate::bridge::answer::{response, Answering};
 use crate::bridge::events::EventTranslator;
 use crate::bridge::{self, Plan};
-use crate::call::sse::Rewrite;
 use crate::http::body::{self, Body};
 use crate::http::error::GatewayError;
+use crate::limits::concurrency::Permits;
+use crate::relay::sse::Rewrite;
 use crate::routing::request::task_ref;
 use crate::state::AppState;
 
@@ -128,7 +129,7 @@ impl Bridged {
     {
         let (mut parts, body) = upstream.into_parts();
         let within = state.config.limits.sse_idle_timeout;
-        let bytes = super::whole::read(body, owner, within).await?;
+        let bytes = crate::relay::whole::read(body, owner, within).await?;
         drop(permits);
         state.observe_answer(&seen::from_response(&bytes), owner, skill);
         crate::upstream::headers::strip_hop_by_hop(&mut parts.headers);

@@ -9,15 +9,19 @@ use bytes::Bytes;
 use http::Response;
 use serde_json::value::RawValue;
 
-use super::grpc_agent::{self, GrpcRequest};
-use super::relay::{self, GrpcPassed, RelayContext};
-use super::rest::{self, RestRequest};
-use super::{bridged, rest_agent, sse, Call, ClientBinding, Permits};
+use super::bridged;
+use super::client::ClientBinding;
+use super::validated::{caller, Call};
 use crate::a2a::dialect::Versions;
 use crate::a2a::{Family, Version};
 use crate::bridge::agent_binding::AgentBinding;
+use crate::egress;
+use crate::egress::grpc::GrpcRequest;
+use crate::egress::rest::RestRequest;
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
+use crate::limits::concurrency::Permits;
+use crate::relay::{self, sse, GrpcPassed, RelayContext};
 use crate::state::AppState;
 use crate::telemetry::access::Record;
 use crate::upstream::{Caller, Leased, Origin, RpcCall, Upstream};
@@ -77,7 +81,7 @@ pub(super) async fn forward(
     let (method, id, client_binding) = (call.method, call.id, call.client_binding);
     let upstream = &state.upstreams[route.upstream];
     let to = (&**upstream, config, &*owner);
-    let caller = super::caller(state, call.identity, record.trace.as_deref());
+    let caller = caller(state, call.identity, record.trace.as_deref());
     let sent = (call.parts, call.raw_params, bytes);
     let request = plan.request(state, sent, to, origin, &caller)?;
     let request = match &record.trace {
@@ -135,7 +139,7 @@ fn plan(
     };
     let mut bridged = bridged::plan(state, call, versions, owner)?;
     // A gRPC call to a gRPC agent of its service goes as it came (a 0.3
-    // one came as its 0.3 REST call: `grpc03`).
+    // one came as its 0.3 REST call: `crate::ingress::grpc::v03`).
     let pass_grpc = match (client_binding, &agent_binding) {
         (ClientBinding::Grpc, AgentBinding::Grpc { version, .. }) => {
             *version == Version::V1_0 && bridged.is_none()
@@ -214,19 +218,19 @@ impl Plan {
             }
             Forward::PassRest { path, request } => {
                 let sent = (request.path.as_str(), &request.body);
-                rest_agent::pass(upstream, parts, sent, path, origin, caller, streams)
+                egress::rest::pass(upstream, parts, sent, path, origin, caller, streams)
             }
             Forward::TranslateRest { path } => {
                 let to = (path.as_str(), agent);
-                rest_agent::call(upstream, parts, &bytes, family, to, origin, caller)
+                egress::rest::call(upstream, parts, &bytes, family, to, origin, caller)
             }
             Forward::PassGrpc { url, request } => {
                 let at = (&grpc_origin(url, config, owner)?, agent);
-                grpc_agent::pass(upstream, parts, (request, family), at, origin, caller)
+                egress::grpc::pass(upstream, parts, (request, family), at, origin, caller)
             }
             Forward::TranslateGrpc { url } => {
                 let at = (&grpc_origin(url, config, owner)?, agent);
-                grpc_agent::call(upstream, parts, &bytes, family, at, origin, caller)
+                egress::grpc::call(upstream, parts, &bytes, family, at, origin, caller)
             }
         }
     }
@@ -248,7 +252,7 @@ impl Plan {
                 relayed.rest = true;
                 relayed.rest_answer = true;
                 let mut response = delivery.deliver(response, relayed).await?;
-                response.extensions_mut().insert(rest::RestEncoded);
+                response.extensions_mut().insert(relay::rest::RestEncoded);
                 Ok(response)
             }
             Forward::PassGrpc { request, .. } => {
@@ -257,7 +261,7 @@ impl Plan {
             }
             Forward::TranslateRest { .. } if relay::is_event_stream(response.headers()) => {
                 relayed.rewrite = Some((
-                    rest_agent::events(id, agent == Version::V0_3),
+                    egress::rest::events(id, agent == Version::V0_3),
                     Version::V1_0,
                 ));
                 delivery.deliver(response, relayed).await
@@ -265,17 +269,19 @@ impl Plan {
             Forward::TranslateRest { .. } => {
                 let v03 = (agent == Version::V0_3).then_some(family);
                 let response =
-                    rest_agent::answer(response, id, &delivery.owner, within, v03).await?;
+                    egress::rest::answer(response, id, &delivery.owner, within, v03).await?;
                 delivery.deliver(response, relayed).await
             }
-            Forward::TranslateGrpc { .. } if family.streams() && grpc_agent::streams(&response) => {
-                let response = grpc_agent::events(response, id, agent);
+            Forward::TranslateGrpc { .. }
+                if family.streams() && egress::grpc::streams(&response) =>
+            {
+                let response = egress::grpc::events(response, id, agent);
                 delivery.deliver(response, relayed).await
             }
             Forward::TranslateGrpc { .. } => {
                 let asked = (family, agent);
                 let response =
-                    grpc_agent::answer(response, id, &delivery.owner, within, asked).await?;
+                    egress::grpc::answer(response, id, &delivery.owner, within, asked).await?;
                 delivery.deliver(response, relayed).await
             }
         }
@@ -290,15 +296,15 @@ async fn pass_grpc_answer(
     mut relayed: RelayContext,
     (family, version, deadline): (Family, Version, Option<tokio::time::Instant>),
 ) -> Result<Response<Body>, GatewayError> {
-    grpc_agent::check_passed(&response, &delivery.owner)?;
-    let error = grpc_agent::head_error(&response);
+    egress::grpc::check_passed(&response, &delivery.owner)?;
+    let error = egress::grpc::head_error(&response);
     relayed.grpc_answer = Some(GrpcPassed {
         family,
         version,
         deadline,
     });
     let mut response = delivery.deliver(response, relayed).await?;
-    response.extensions_mut().insert(grpc_agent::GrpcEncoded);
+    response.extensions_mut().insert(egress::grpc::GrpcEncoded);
     if let Some(code) = error {
         (response.extensions_mut()).insert(crate::http::error::ErrorCode(code));
     }
@@ -368,7 +374,7 @@ impl Delivery<'_> {
         }
         if self.client_binding.is_rest() && streams && !relayed.rest_answer {
             let v03 = self.client_binding == ClientBinding::Rest03;
-            relayed.rewrite = Some(rest::events(relayed.rewrite.take(), v03));
+            relayed.rewrite = Some(relay::rest::events(relayed.rewrite.take(), v03));
             relayed.rest = true;
         }
         let (state, id) = (self.state, self.id);

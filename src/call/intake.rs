@@ -81,7 +81,7 @@ fn spoken(text: &str) -> Result<(), GatewayError> {
 
 /// The body is JSON by its `Content-Type`; else what it says instead (for
 /// the binding's own error: JSON-RPC's -32005, HTTP+JSON's 415).
-pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
+pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Err("no Content-Type".into());
     };

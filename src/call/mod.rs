@@ -1,208 +1,58 @@
-//! The JSON-RPC front door: read the body once (bounded), validate the
-//! envelope, method and params, pick the upstream, forward the original
-//! bytes, and relay the answer (SSE event by event) while learning which
-//! upstream owns the tasks it mentions.
+//! Stage 2, one call, whatever binding it came in: the caller checked,
+//! the body read once (bounded, through the client binding's
+//! `ClientSide`), the envelope, method and params validated; then
+//! authorize, route, admit, and the plan that forwards it (`forward`).
+//! The answer comes back in the client's binding.
 
-use std::future::Future;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use http::request::Parts;
 use http::{Request, Response};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
-use crate::a2a::dialect::Binding;
 use crate::a2a::model::{read, Params};
-use crate::a2a::{jsonrpc, methods, validate, Family, Method, Version};
+use crate::a2a::{jsonrpc, methods, validate, Family, Method};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
+use crate::egress::grpc::GrpcRequest;
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
-use crate::limits::concurrency::StreamPermit;
-use crate::routing::{Route, RouteInput};
+use crate::limits::concurrency::Permits;
+use crate::routing::Route;
 use crate::state::{AppState, ConnInfo};
 use crate::telemetry::access::{Called, Logged, Record};
-use crate::upstream::{headers, Caller};
+use crate::upstream::headers;
 
-mod agent_params;
 mod bridged;
+mod client;
 pub mod client_ip;
 pub mod endpoint;
 pub mod extended_card;
 mod forward;
-pub mod grpc;
-mod grpc03;
-mod grpc_agent;
-mod grpc_call;
-mod grpc_health;
-mod grpc_pass;
-mod grpc_reflection;
-mod grpc_relay;
-mod grpc_serve;
-mod intake;
-pub mod observe;
-mod relay;
-mod rest;
-mod rest_agent;
+pub(crate) mod intake;
 mod route;
-pub mod sse;
-mod whole;
+mod validated;
 
 pub use intake::origin;
-use intake::{check_content_type, client_address, read_body};
-pub use rest::refused as rest_refused;
+use intake::{check_content_type, client_address};
 use route::{learn_from_request, route};
+use validated::{caller, Call};
+
+pub(crate) use client::{ClientBinding, ClientSide, RequestBody};
 
 /// Unknown method names are echoed in errors; a client can send megabytes.
 const MAX_ECHOED_METHOD: usize = 64;
 
-/// A call's body: still on the wire, or read already (a gRPC message,
-/// encoded as the JSON-RPC call it is by `grpc`).
-enum RequestBody {
-    Wire(Incoming),
-    Read(Bytes),
-}
-
-/// How a call arrived, as the client binding placed it.
-enum Arrived {
-    JsonRpc,
-    Rest(crate::a2a::rest::RestRoute),
-    /// A gRPC call: its body is the 1.0 JSON-RPC call, its answer goes
-    /// back to `grpc` as JSON-RPC.
-    Grpc,
-}
-
-/// How the client called: its binding decides how refusals and answers
-/// are said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ClientBinding {
-    JsonRpc,
-    /// gRPC (`grpc`), which reads the JSON-RPC answer itself.
-    Grpc,
-    /// HTTP+JSON (`crate::a2a::rest`).
-    Rest,
-    /// HTTP+JSON 0.3 (`/v1/...`): the 1.0 call it is read as, answered in
-    /// 0.3's ProtoJSON (`crate::bridge::v03_rest`).
-    Rest03,
-}
-
-impl ClientBinding {
-    fn of(arrived: &Arrived) -> Self {
-        match arrived {
-            Arrived::Rest(placed) if placed.v03 => ClientBinding::Rest03,
-            Arrived::Rest(_) => ClientBinding::Rest,
-            Arrived::JsonRpc => ClientBinding::JsonRpc,
-            Arrived::Grpc => ClientBinding::Grpc,
-        }
-    }
-
-    /// The binding's name in the call's record.
-    fn label(self) -> &'static str {
-        match self {
-            ClientBinding::JsonRpc => "jsonrpc",
-            ClientBinding::Grpc => "grpc",
-            ClientBinding::Rest | ClientBinding::Rest03 => "http+json",
-        }
-    }
-
-    /// A forwarded call's answer in this binding: a REST client's is
-    /// encoded in REST unless it already is (passed through); a gRPC
-    /// client's is read by `grpc`, or went as it came (`GrpcEncoded`).
-    async fn answer(self, response: Response<Body>, family: Family) -> Response<Body> {
-        let encoded = response.extensions().get::<grpc_agent::GrpcEncoded>();
-        if encoded.is_some() || !self.is_rest() {
-            return response;
-        }
-        let v03 = (self == ClientBinding::Rest03).then_some(family);
-        rest::answer(response, v03).await
-    }
-
-    fn binding(self) -> Binding {
-        match self {
-            ClientBinding::JsonRpc => Binding::JsonRpc,
-            ClientBinding::Grpc => Binding::Grpc,
-            ClientBinding::Rest | ClientBinding::Rest03 => Binding::HttpJson,
-        }
-    }
-
-    /// A refusal in the client's binding (JSON-RPC mirrors the id).
-    fn refuse(self, error: GatewayError, id: Option<&RawValue>) -> Response<Body> {
-        match self {
-            ClientBinding::JsonRpc | ClientBinding::Grpc => error.into_response(id),
-            ClientBinding::Rest | ClientBinding::Rest03 => error.into_rest_response(),
-        }
-    }
-
-    fn is_rest(self) -> bool {
-        matches!(self, ClientBinding::Rest | ClientBinding::Rest03)
-    }
-
-    /// The version the client speaks: a 0.3 REST call is read as the 1.0
-    /// call `called` is.
-    fn version(self, called: Version) -> Version {
-        match self {
-            ClientBinding::Rest03 => Version::V0_3,
-            _ => called,
-        }
-    }
-}
-
-/// Handles a JSON-RPC POST; `path_upstream` is set for `/agents/{name}`.
-pub fn handle(
-    state: Arc<AppState>,
-    conn: &ConnInfo,
-    request: Request<Incoming>,
-    path_upstream: Option<usize>,
-) -> impl Future<Output = Response<Body>> + '_ {
-    let request = request.map(RequestBody::Wire);
-    serve(state, conn, request, path_upstream, Arrived::JsonRpc)
-}
-
-/// Handles a gRPC call encoded as its 1.0 JSON-RPC call (`grpc`); the answer
-/// is in JSON-RPC, for `grpc` to write in gRPC.
-pub fn handle_grpc(
-    state: Arc<AppState>,
-    conn: &ConnInfo,
-    request: Request<Bytes>,
-    agent: Option<usize>,
-) -> impl Future<Output = Response<Body>> + '_ {
-    let request = request.map(RequestBody::Read);
-    serve(state, conn, request, agent, Arrived::Grpc)
-}
-
-/// Handles an HTTP+JSON call whose body is read already (a 0.3 gRPC call
-/// encoded as its 0.3 REST call: `grpc03`).
-fn handle_rest_read(
-    state: Arc<AppState>,
-    conn: &ConnInfo,
-    request: Request<Bytes>,
-    agent: Option<usize>,
-    placed: crate::a2a::rest::RestRoute,
-) -> impl Future<Output = Response<Body>> + '_ {
-    let request = request.map(RequestBody::Read);
-    serve(state, conn, request, agent, Arrived::Rest(placed))
-}
-
-/// Handles an HTTP+JSON call that `crate::a2a::rest::place` placed.
-pub fn handle_rest(
-    state: Arc<AppState>,
-    conn: &ConnInfo,
-    request: Request<Incoming>,
-    path_upstream: Option<usize>,
-    placed: crate::a2a::rest::RestRoute,
-) -> impl Future<Output = Response<Body>> + '_ {
-    let request = request.map(RequestBody::Wire);
-    serve(state, conn, request, path_upstream, Arrived::Rest(placed))
-}
-
-async fn serve(
+/// One call from a client binding's front door (`crate::ingress`):
+/// `path_upstream` is the agent its path or metadata names. The call's
+/// record is written however the call ends, a client that leaves included.
+pub(crate) async fn serve(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<RequestBody>,
     path_upstream: Option<usize>,
-    arrived: Arrived,
+    side: impl ClientSide,
 ) -> Response<Body> {
     let request_id = request.headers().get(crate::http::request_id::HEADER);
     let mut record = Record::new(request_id, state.metrics.clone());
@@ -220,10 +70,10 @@ async fn serve(
     let response = match trace {
         Some(trace) => {
             use opentelemetry::context::FutureExt;
-            let call = handle_call(&state, conn, request, path_upstream, record, arrived);
+            let call = handle_call(&state, conn, request, path_upstream, record, side);
             call.with_context(trace.context().clone()).await
         }
-        None => handle_call(&state, conn, request, path_upstream, record, arrived).await,
+        None => handle_call(&state, conn, request, path_upstream, record, side).await,
     };
     record.head(&response);
     match pending.0.take() {
@@ -250,16 +100,16 @@ async fn handle_call(
     request: Request<RequestBody>,
     path_upstream: Option<usize>,
     record: &mut Record,
-    arrived: Arrived,
+    side: impl ClientSide,
 ) -> Response<Body> {
-    let client_binding = ClientBinding::of(&arrived);
+    let client_binding = side.binding();
     record.binding = client_binding.label();
     let (mut parts, body) = request.into_parts();
     let identity = match check_caller(state, conn, &parts, record).await {
         Ok(identity) => identity,
         Err(e) => return refuse_unread(state, client_binding, (e, body), &parts, record).await,
     };
-    let (bytes, rest_request) = match read_request(state, &mut parts, body, arrived).await {
+    let (bytes, rest_request) = match side.read(state, &mut parts, body).await {
         Ok(read) => read,
         Err(e) => return client_binding.refuse(e, None),
     };
@@ -275,7 +125,7 @@ async fn handle_call(
         Ok(read) => read,
         Err((e, id)) => return client_binding.refuse(e, id),
     };
-    let grpc_request = parts.extensions.remove::<grpc_agent::GrpcRequest>();
+    let grpc_request = parts.extensions.remove::<GrpcRequest>();
     let call = Call {
         parts,
         conn,
@@ -338,36 +188,6 @@ async fn refuse_unread(
             refuse(state, error, parts, body, record).await
         }
         ClientBinding::Rest | ClientBinding::Rest03 => error.into_rest_response(),
-    }
-}
-
-/// The call's body (bounded) and, for a REST call, the JSON-RPC call it
-/// is read as with the request as it came.
-async fn read_request(
-    state: &AppState,
-    parts: &mut Parts,
-    body: RequestBody,
-    arrived: Arrived,
-) -> Result<(Bytes, Option<rest::RestRequest>), GatewayError> {
-    let Arrived::Rest(placed) = arrived else {
-        return read_rpc_body(state, parts, body).await.map(|b| (b, None));
-    };
-    let bytes = match body {
-        RequestBody::Wire(body) => read_body(&state.config.limits, &parts.headers, body).await?,
-        RequestBody::Read(bytes) => bytes,
-    };
-    rest::request(parts, bytes, placed)
-}
-
-/// A JSON-RPC request's body, within the limits.
-async fn read_rpc_body(
-    state: &AppState,
-    parts: &Parts,
-    body: RequestBody,
-) -> Result<Bytes, GatewayError> {
-    match body {
-        RequestBody::Wire(body) => read_body(&state.config.limits, &parts.headers, body).await,
-        RequestBody::Read(bytes) => Ok(bytes),
     }
 }
 
@@ -494,43 +314,6 @@ fn count_forbidden(state: &AppState) {
         .inc();
 }
 
-/// The places a call holds until its answer has been delivered.
-struct Permits {
-    slot: tokio::sync::OwnedSemaphorePermit,
-    stream: Option<StreamPermit>,
-}
-
-/// A validated call on its way to an upstream.
-struct Call<'a> {
-    /// The client's head: the forwarded call takes its headers.
-    parts: Parts,
-    conn: &'a ConnInfo,
-    id: Option<&'a RawValue>,
-    method: &'static Method,
-    params: &'a Params<'a>,
-    /// The params as the client sent them (what the bridge translates).
-    raw_params: Option<&'a RawValue>,
-    identity: Option<&'a Identity>,
-    path_upstream: Option<usize>,
-    client_binding: ClientBinding,
-    /// A REST call as the client sent it.
-    rest_request: Option<rest::RestRequest>,
-    /// A gRPC unary call as the client sent it.
-    grpc_request: Option<grpc_agent::GrpcRequest>,
-}
-
-impl Call<'_> {
-    /// What routing may look at.
-    fn route_input(&self) -> RouteInput<'_> {
-        RouteInput {
-            method: self.method,
-            params: self.params,
-            headers: &self.parts.headers,
-            path_upstream: self.path_upstream,
-        }
-    }
-}
-
 /// `GetExtendedAgentCard` (1.0), answered by the gateway itself.
 async fn answer_extended_card(
     state: &Arc<AppState>,
@@ -555,19 +338,6 @@ enum Admitted {
     Routed(forward::Routed),
     /// The gateway answered it itself.
     Answered(Response<Body>),
-}
-
-/// Who the agent is told is calling, with the call's spans.
-fn caller<'a>(
-    state: &'a AppState,
-    identity: Option<&'a Identity>,
-    trace: Option<&'a crate::telemetry::trace::CallTrace>,
-) -> Caller<'a> {
-    Caller {
-        consumed: state.consumed.as_ref(),
-        subject: identity.map(|i| i.subject.as_str()),
-        trace,
-    }
 }
 
 /// The agent a call goes to, once its webhooks are allowed, this caller
@@ -706,12 +476,7 @@ async fn refuse(
     body: RequestBody,
     record: &mut Record,
 ) -> Response<Body> {
-    let bytes = match body {
-        RequestBody::Wire(body) => {
-            (read_body(&state.config.limits, &parts.headers, body).await).unwrap_or_default()
-        }
-        RequestBody::Read(bytes) => bytes,
-    };
+    let bytes = body.read(state, parts).await.unwrap_or_default();
     record.request_bytes = bytes.len();
     let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);
     error.into_response(id)

@@ -42,7 +42,7 @@ pub fn rewrite(card: &mut Value, endpoint: &str) {
 /// serves for every agent (`crate::bridge`): JSON-RPC 1.0 and 0.3,
 /// HTTP+JSON 1.0 and 0.3 (`crate::a2a::rest`; 0.3's routes are under
 /// `/v1`, so one URL serves both), and gRPC 1.0 and 0.3
-/// (`crate::call::grpc`; 0.3 only on the fleet's card, see below).
+/// (`crate::ingress::grpc`; 0.3 only on the fleet's card, see below).
 /// A 1.0 interface keeps the tenant its agent gave it, for clients to
 /// echo. gRPC has no path: its URL is the gateway's `host:port`, and an
 /// agent's own card (`/agents/{name}`) names the agent in the tenant,

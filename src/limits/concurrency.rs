@@ -88,6 +88,13 @@ impl Drop for Waiter<'_> {
     }
 }
 
+/// The places a call holds until its answer has been delivered: its
+/// in-flight slot, and a stream's place when it streams.
+pub struct Permits {
+    pub slot: OwnedSemaphorePermit,
+    pub stream: Option<StreamPermit>,
+}
+
 /// Open SSE streams, in total and per caller. The per-caller counts are
 /// exact and bounded: an entry exists only while that caller has a stream
 /// open, and there are at most `max_total` of those.

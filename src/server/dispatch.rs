@@ -44,7 +44,7 @@ pub async fn dispatch(
     }
     if is_grpc(&parts.headers) {
         let request = Request::from_parts(parts, body);
-        return Box::pin(call::grpc::handle(state, &conn, request)).await;
+        return Box::pin(crate::ingress::grpc::handle(state, &conn, request)).await;
     }
     let path = state.local_path(parts.uri.path()).to_string();
     let (scope, rest) = match scoped(&state, path) {
@@ -80,7 +80,7 @@ pub async fn dispatch(
         }
         Method::POST if is_rpc => {
             let request = Request::from_parts(parts, body);
-            Box::pin(call::handle(state, &conn, request, scope)).await
+            Box::pin(crate::ingress::handle(state, &conn, request, scope)).await
         }
         ref method if is_rpc || is_card || is_extended => GatewayError::MethodNotAllowed {
             method: method.to_string(),
@@ -91,7 +91,7 @@ pub async fn dispatch(
         ref method => match rest::place(method, &rest, parts.uri.query()) {
             Ok(placed) => {
                 let request = Request::from_parts(parts, body);
-                Box::pin(call::handle_rest(state, &conn, request, scope, placed)).await
+                Box::pin(crate::ingress::handle_rest(state, &conn, request, scope, placed)).await
             }
             // Only HTTP+JSON has routes: its google.rpc.Status answers.
             Err(Refused::NotFound) => GatewayError::NotFound {
@@ -100,7 +100,7 @@ pub async fn dispatch(
                 hint: "JSON-RPC is served by POST / (or POST /agents/{name}), HTTP+JSON by the A2A routes (1.0: POST /message:send, GET /tasks/{id}, ...; 0.3: the same under /v1), the Agent Card at GET /.well-known/agent-card.json",
             }
             .into_rest_response(),
-            Err(refused) => call::rest_refused(refused, &parts).into_rest_response(),
+            Err(refused) => crate::ingress::rest_refused(refused, &parts).into_rest_response(),
         },
     }
 }

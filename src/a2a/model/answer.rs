@@ -51,6 +51,9 @@ pub struct Item<'a> {
     /// A `ListTasks` page.
     #[serde(borrow, default)]
     pub tasks: List<Obj<Item<'a>>>,
+    /// An HTTP+JSON error (`google.rpc.Status`), which comes alone.
+    #[serde(default)]
+    pub error: Obj<IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -76,6 +79,15 @@ pub fn read(text: &str) -> Option<RpcResponse<'_>> {
         Obj::Is(answer) => answer,
         _ => RpcResponse::default(),
     })
+}
+
+/// Reads all of `text` as a result alone (an HTTP+JSON answer's body or
+/// event); `None` if it is not JSON.
+pub fn read_result(text: &str) -> Option<Obj<Item<'_>>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let result = Obj::<Item<'_>>::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(result)
 }
 
 #[cfg(test)]

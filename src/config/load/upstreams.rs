@@ -192,7 +192,7 @@ impl Checker {
     /// `[upstreams.tls]`: built when given, the shared default otherwise.
     /// Set for an upstream whose URLs are all `http://`, it still applies:
     /// to the gRPC interface its card may name over TLS (`https://` or
-    /// `grpcs://`, `crate::call::grpc_agent`).
+    /// `grpcs://`, `crate::egress::grpc`).
     pub(super) fn upstream_tls(
         &mut self,
         path: &str,

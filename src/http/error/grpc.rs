@@ -46,6 +46,14 @@ const CODES: [(&str, Code); 17] = [
     ("UNAUTHENTICATED", Code::Unauthenticated),
 ];
 
+/// The JSON-RPC code of an agent's gRPC status: its ErrorInfo's reason,
+/// else its code (the one table).
+pub fn code_of(status: &tonic::Status) -> i32 {
+    let details = status.get_error_details();
+    let reason = details.error_info().map(|i| i.reason.as_str());
+    super::table::code_for_rest(reason, Some(code_name(status.code())))
+}
+
 /// The gRPC code of a canonical code name.
 pub fn code_from_name(name: &str) -> Code {
     (CODES.iter().find(|(n, _)| *n == name)).map_or(Code::Unknown, |(_, code)| *code)

@@ -226,7 +226,7 @@ impl GatewayError {
         *response.status_mut() = status;
         response.extensions_mut().insert(ErrorCode(code));
         // How the error is written in the other bindings, for a front door
-        // that reads the JSON-RPC answer back (`crate::call::grpc`).
+        // that reads the JSON-RPC answer back (`crate::ingress::grpc`).
         response.extensions_mut().insert(self.mapped());
         let headers = response.headers_mut();
         headers.insert(

@@ -29,22 +29,22 @@ const SERVICES: [&str; 3] = ["", "lf.a2a.v1.A2AService", "a2a.v1.A2AService"];
 /// checked and its message decoded here first, so that a bad one is
 /// INVALID_ARGUMENT, as on the A2A services (tonic-health's codec would
 /// say INTERNAL).
-pub(super) async fn serve(
+pub(crate) async fn serve(
     state: Arc<AppState>,
     request: http::Request<hyper::body::Incoming>,
 ) -> http::Response<crate::http::body::Body> {
     let limit = state.config.limits.max_body_bytes;
     let (parts, body) = request.into_parts();
-    let read = super::grpc_pass::frames_of(body, &parts.headers, limit).await;
+    let read = super::frames::frames_of(body, &parts.headers, limit).await;
     let frames = match read.and_then(|f| decode::<HealthCheckRequest>(&f[5..]).map(|_| f)) {
         Ok(frames) => frames,
-        Err(status) => return super::grpc_serve::into_gateway_body(status.into_http()),
+        Err(status) => return super::serve::into_gateway_body(status.into_http()),
     };
     let request = http::Request::from_parts(parts, http_body_util::Full::new(frames));
-    super::grpc_serve::serve_with(HealthServer::new(Checks(state)), request).await
+    super::serve::serve_with(HealthServer::new(Checks(state)), request).await
 }
 
-pub(super) struct Checks(Arc<AppState>);
+pub(crate) struct Checks(Arc<AppState>);
 
 impl Checks {
     fn status(&self) -> ServingStatus {

@@ -25,32 +25,32 @@ use crate::http::error::codes;
 use crate::telemetry::access::StreamEnd;
 
 /// Called with each whole message of the answer (its bytes, unframed).
-pub(super) type OnMessage = Box<dyn FnMut(&[u8]) + Send>;
+pub(crate) type OnMessage = Box<dyn FnMut(&[u8]) + Send>;
 
 /// What the relay needs to know besides the agent's body.
-pub(super) struct GrpcRelaySettings {
-    pub(super) upstream: std::sync::Arc<str>,
+pub(crate) struct GrpcRelaySettings {
+    pub(crate) upstream: std::sync::Arc<str>,
     /// The call's `X-Request-Id`, so that a failure names its call.
-    pub(super) x_request_id: Box<str>,
+    pub(crate) x_request_id: Box<str>,
     /// A stream's longest silence (a unary answer has none here, as a
     /// relayed unary answer of any binding has none).
-    pub(super) idle_timeout: Option<Duration>,
+    pub(crate) idle_timeout: Option<Duration>,
     /// Messages larger than this are passed on but not looked at.
-    pub(super) max_message_bytes: usize,
-    pub(super) on_message: OnMessage,
+    pub(crate) max_message_bytes: usize,
+    pub(crate) on_message: OnMessage,
     /// The answer's head said its status (trailers-only): no trailers follow.
-    pub(super) head_status: bool,
+    pub(crate) head_status: bool,
     /// The client's `grpc-timeout`, as an instant.
-    pub(super) deadline: Option<Instant>,
+    pub(crate) deadline: Option<Instant>,
     /// Cancelled when the gateway's shutdown grace is over.
-    pub(super) closing: Option<CancellationToken>,
+    pub(crate) closing: Option<CancellationToken>,
     /// The record's: the code of a status that ended the call in error.
-    pub(super) ended: StreamEnd,
+    pub(crate) ended: StreamEnd,
 }
 
 pin_project! {
     #[project = Relay]
-    pub(super) struct GrpcRelay<B> {
+    pub(crate) struct GrpcRelay<B> {
         #[pin]
         inner: B,
         #[pin]
@@ -68,7 +68,7 @@ pin_project! {
 }
 
 impl<B> GrpcRelay<B> {
-    pub(super) fn new(inner: B, settings: GrpcRelaySettings) -> Self {
+    pub(crate) fn new(inner: B, settings: GrpcRelaySettings) -> Self {
         Self {
             inner,
             idle: settings.idle_timeout.map(tokio::time::sleep),
@@ -100,7 +100,7 @@ where
         // The client's deadline holds even while the agent keeps talking.
         if let Some(deadline) = this.deadline.as_mut().as_pin_mut() {
             if deadline.poll(cx).is_ready() {
-                let status = super::grpc_call::past_deadline();
+                let status = past_deadline();
                 return this.end_with(codes::UPSTREAM_TIMEOUT, status);
             }
         }
@@ -176,7 +176,7 @@ impl<B> Relay<'_, B> {
     fn check_trailers(&self, trailers: &HeaderMap) {
         let status = tonic::Status::from_header_map(trailers);
         if let Some(status) = status.filter(|s| s.code() != tonic::Code::Ok) {
-            let code = super::grpc_agent::code_of(&status);
+            let code = crate::http::error::grpc::code_of(&status);
             self.settings.ended.set(code);
         }
     }
@@ -222,6 +222,11 @@ impl<B> Relay<'_, B> {
             Err(e) => Poll::Ready(Some(Err(e.into()))),
         }
     }
+}
+
+/// The status of a call past its client's deadline.
+pub(crate) fn past_deadline() -> tonic::Status {
+    tonic::Status::deadline_exceeded("the call's grpc-timeout passed before its answer was whole")
 }
 
 #[cfg(test)]

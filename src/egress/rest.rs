@@ -14,22 +14,30 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::agent_params::{params_of, refusal};
+use super::params::{params_of, refusal};
 use crate::a2a::rest_call::rest_call;
 use crate::a2a::{Family, Version};
 use crate::bridge::events::map_event_data;
 use crate::bridge::v03_rest_agent;
-use crate::call::sse::Rewrite;
 use crate::http::body::{self, Body};
 use crate::http::error::table::code_for_rest;
 use crate::http::error::GatewayError;
+use crate::relay::sse::Rewrite;
 use crate::upstream::{Caller, Origin, RpcCall, Upstream};
+
+/// A REST call as the client sent it: what passes through to an agent's
+/// HTTP+JSON interface when no translation is needed.
+pub(crate) struct RestRequest {
+    /// The route's path (under any prefix), without the query.
+    pub(crate) path: String,
+    pub(crate) body: Bytes,
+}
 
 /// The 1.0 JSON-RPC call in `rpc` as the REST call to `upstream`'s
 /// interface at `path`, of that `version` (1.0, or 0.3: its routes under
 /// `/v1`, its ProtoJSON). A call the REST routes cannot carry is the
 /// client's error, naming what.
-pub(super) fn call(
+pub(crate) fn call(
     upstream: &Upstream,
     mut parts: Parts,
     rpc: &[u8],
@@ -75,7 +83,7 @@ pub(super) fn call(
 /// client's version: method, route (`sent_path`), query and body as the
 /// client sent them.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn pass(
+pub(crate) fn pass(
     upstream: &Upstream,
     parts: Parts,
     (sent_path, body): (&str, &Bytes),
@@ -96,17 +104,11 @@ pub(super) fn pass(
     call.at_path(method, &target)
 }
 
-/// A passed-through REST answer as a JSON-RPC one, for learning from it
-/// (`crate::a2a::seen` reads JSON-RPC answers); not JSON: nothing to learn.
-pub(super) fn as_result(answer: &[u8]) -> Vec<u8> {
-    result("null", answer).unwrap_or_default()
-}
-
 /// The agent's unary REST answer as a JSON-RPC one with the call's `id`
 /// (from a 0.3 agent, `v03` is the call's family: its answer is read into
 /// 1.0). An HTTP error that is not A2A's goes as it came, as any agent's
 /// does.
-pub(super) async fn answer<B>(
+pub(crate) async fn answer<B>(
     response: Response<B>,
     id: Option<&RawValue>,
     owner: &str,
@@ -118,7 +120,7 @@ where
     B::Error: std::fmt::Display,
 {
     let (mut parts, body) = response.into_parts();
-    let mut bytes = super::whole::read(body, owner, within).await?;
+    let mut bytes = crate::relay::whole::read(body, owner, within).await?;
     let id = id.map_or("null", |id| id.get());
     if let (Some(family), true) = (v03, parts.status.is_success()) {
         bytes = read_0_3(&bytes, |v| v03_rest_agent::answer_in(family, v)).map_err(|why| {
@@ -149,7 +151,7 @@ where
 
 /// Each event of the agent's REST stream as a JSON-RPC one with `id`
 /// (read into 1.0 first from a 0.3 agent: `v03`).
-pub(super) fn events(id: Option<&RawValue>, v03: bool) -> Rewrite {
+pub(crate) fn events(id: Option<&RawValue>, v03: bool) -> Rewrite {
     let id = id.map_or("null", |id| id.get()).to_string();
     Box::new(move |events: &[u8]| {
         let id = id.as_str();

@@ -12,9 +12,16 @@
 //! `StreamResponse`. A tenant `agents/{name}` names the agent, as the path
 //! `/agents/{name}` does for the other bindings. A `grpc-timeout` bounds
 //! the whole call, a stream included: past it, DEADLINE_EXCEEDED. The 0.3
-//! service goes its own way (`super::grpc03`); health checks and
-//! reflection are served beside them (`super::grpc_health`,
-//! `super::grpc_reflection`).
+//! service goes its own way (`v03`); health checks and
+//! reflection are served beside them (`health`,
+//! `reflection`).
+
+mod frames;
+mod health;
+pub(crate) mod metadata;
+mod reflection;
+mod serve;
+mod v03;
 
 use std::sync::Arc;
 
@@ -27,16 +34,16 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use tonic::Status;
 
-use super::grpc_call::{bounded, deadline, not_json, past_deadline, read_whole, sse_items};
-use super::grpc_serve::{into_gateway_body, serve_call, GrpcCall};
 use crate::a2a::grpc::v1;
 use crate::http::body::Body;
 use crate::http::error::grpc::{status_from_code, status_from_row};
 use crate::http::error::table::{for_code, Mapped};
 use crate::state::{AppState, ConnInfo};
+use metadata::{bounded, deadline, not_json, past_deadline, read_whole, sse_items};
+use serve::{into_gateway_body, serve_call, GrpcCall};
 
 /// The JSON-RPC answer to a call is read whole up to this size.
-const MAX_ANSWER: usize = super::grpc_call::MAX_ANSWER;
+const MAX_ANSWER: usize = metadata::MAX_ANSWER;
 
 /// Serves one gRPC request (`content-type: application/grpc`).
 pub async fn handle(
@@ -57,15 +64,13 @@ pub async fn handle(
     match service {
         v1::a2a_service_server::SERVICE_NAME => {}
         crate::a2a::grpc::v03::a2a_service_server::SERVICE_NAME => {
-            return super::grpc03::handle(state, conn, request, deadline).await;
+            return v03::handle(state, conn, request, deadline).await;
         }
         tonic_health::pb::health_server::SERVICE_NAME => {
-            return super::grpc_health::serve(state, request).await;
+            return health::serve(state, request).await;
         }
-        super::grpc_reflection::V1 => return super::grpc_reflection::serve(request, false).await,
-        super::grpc_reflection::V1ALPHA => {
-            return super::grpc_reflection::serve(request, true).await
-        }
+        reflection::V1 => return reflection::serve(request, false).await,
+        reflection::V1ALPHA => return reflection::serve(request, true).await,
         _ => {
             let service: String = service.chars().take(128).collect();
             let why = format!(
@@ -104,7 +109,7 @@ impl Service10 {
     ) -> Result<Response<Body>, Status> {
         let (metadata, _, mut message) = request.into_parts();
         let mut metadata = metadata.into_headers();
-        let by_metadata = super::grpc_call::agent_in(&self.state, &mut metadata)?;
+        let by_metadata = metadata::agent_in(&self.state, &mut metadata)?;
         let by_tenant = agent_named(&self.state, message.tenant())?;
         let agent = by_tenant.or(by_metadata);
         // Said straight into the envelope: no JSON tree between.
@@ -132,7 +137,7 @@ impl Service10 {
         };
         if let Some(frames) = frames {
             let (path, deadline) = (self.path.clone(), self.deadline);
-            let sent = super::grpc_agent::GrpcRequest {
+            let sent = crate::egress::grpc::GrpcRequest {
                 path,
                 frames,
                 deadline,
@@ -140,7 +145,7 @@ impl Service10 {
             request.extensions_mut().insert(sent);
         }
         let headers = request.headers_mut();
-        *headers = super::grpc_call::headers(metadata);
+        *headers = metadata::headers(metadata);
         // A gRPC call to this service is a 1.0 call, whether it says so or not.
         let v1 = http::HeaderValue::from_static("1.0");
         (headers.entry("a2a-version")).or_insert(v1);
@@ -313,7 +318,7 @@ fn error_status(error: Value, own: Option<Mapped>) -> Status {
 }
 
 /// A server stream's answers.
-type Answers = super::grpc_call::Answers<v1::StreamResponse>;
+type Answers = metadata::Answers<v1::StreamResponse>;
 
 impl Service10 {
     /// A streaming call as its JSON-RPC 1.0 `method`: the agent's SSE
@@ -332,7 +337,7 @@ impl Service10 {
                 Box::pin(futures_util::stream::empty()),
             ));
         };
-        if !super::relay::is_event_stream(response.headers()) {
+        if !crate::relay::is_event_stream(response.headers()) {
             // A refusal, or an agent that answered the stream at once.
             let item = Ok(result_of(response, || "StreamResponse".into()).await?);
             return Ok(tonic::Response::new(Box::pin(futures_util::stream::iter(

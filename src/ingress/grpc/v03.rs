@@ -3,7 +3,7 @@
 //! proto's `google.api.http` routes), so each call is encoded as the 0.3
 //! REST call its route gives: the message's ProtoJSON is the body, its
 //! resource names (`tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{c}`)
-//! the path. It then goes the 0.3 REST call's way (`super::rest`,
+//! the path. It then goes the 0.3 REST call's way (`crate::ingress::rest`,
 //! `crate::bridge::v03_rest`), and its REST answer is read back into the
 //! RPC's answer message; a `google.rpc.Status` becomes the gRPC status,
 //! its ErrorInfo kept. Streams are the REST stream's events, one message
@@ -21,15 +21,15 @@ use serde::Serialize;
 use serde_json::Value;
 use tonic::Status;
 
-use super::grpc_call::{bounded, past_deadline, read_json, sse_items, Answers};
-use super::grpc_serve::{serve_call, GrpcCall};
+use super::metadata::{bounded, past_deadline, read_json, sse_items, Answers};
+use super::serve::{serve_call, GrpcCall};
 use crate::a2a::grpc::v03;
 use crate::http::body::Body;
 use crate::http::error::grpc::{status_from_code, status_from_rest};
 use crate::state::{AppState, ConnInfo};
 
 /// Serves one call to the 0.3 service.
-pub(super) async fn handle(
+pub(crate) async fn handle(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<Incoming>,
@@ -38,7 +38,7 @@ pub(super) async fn handle(
     let server = |call, limit| {
         v03::a2a_service_server::A2aServiceServer::new(Service03(call))
             .max_decoding_message_size(limit)
-            .max_encoding_message_size(super::grpc_call::MAX_ANSWER)
+            .max_encoding_message_size(super::metadata::MAX_ANSWER)
     };
     serve_call(state, conn, request, deadline, server).await
 }
@@ -136,23 +136,28 @@ impl Service03 {
             .parse()
             .map_err(|e| Status::internal(format!("'{}' is not a path: {e}", rest.path)))?;
         let mut metadata = metadata.into_headers();
-        let agent = super::grpc_call::agent_in(&self.state, &mut metadata)?;
+        let agent = super::metadata::agent_in(&self.state, &mut metadata)?;
         let headers = request.headers_mut();
-        *headers = super::grpc_call::headers(metadata);
+        *headers = super::metadata::headers(metadata);
         if rest.body.is_none() {
             headers.remove(header::CONTENT_TYPE);
         } else {
             let json = HeaderValue::from_static("application/json");
             headers.insert(header::CONTENT_TYPE, json);
         }
-        let sent = super::grpc_agent::GrpcRequest {
+        let sent = crate::egress::grpc::GrpcRequest {
             path: self.path.clone(),
             frames: self.frames.clone(),
             deadline: self.deadline,
         };
         request.extensions_mut().insert(sent);
-        let served =
-            super::handle_rest_read(self.state.clone(), &self.conn, request, agent, placed);
+        let served = crate::ingress::handle_rest_read(
+            self.state.clone(),
+            &self.conn,
+            request,
+            agent,
+            placed,
+        );
         match self.deadline {
             Some(deadline) => {
                 (tokio::time::timeout_at(deadline, served).await).map_err(|_| past_deadline())
@@ -199,7 +204,7 @@ impl Service03 {
                 Box::pin(futures_util::stream::empty()),
             ));
         };
-        if !super::relay::is_event_stream(response.headers()) {
+        if !crate::relay::is_event_stream(response.headers()) {
             let ok = response.status().is_success();
             let answer = read_json(response.into_body()).await?;
             let item = answer_of::<v03::StreamResponse>(answer, ok);

@@ -10,11 +10,11 @@ use crate::http::body::{self, ReadError};
 use crate::http::error::GatewayError;
 
 /// A larger answer is refused as an invalid one.
-pub(super) const MAX_ANSWER: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_ANSWER: usize = 16 * 1024 * 1024;
 
 /// The whole body of `owner`'s answer; a broken one is the agent being
 /// unavailable, a slow one its timeout, an oversized one invalid.
-pub(super) async fn read<B>(
+pub(crate) async fn read<B>(
     body: B,
     owner: &str,
     within: std::time::Duration,
@@ -29,7 +29,7 @@ where
 
 /// [`read`] of at most `max` bytes, keeping the trailers (a gRPC answer's
 /// status is in them).
-pub(super) async fn read_with_trailers<B>(
+pub(crate) async fn read_with_trailers<B>(
     body: B,
     owner: &str,
     within: std::time::Duration,

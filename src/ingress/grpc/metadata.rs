@@ -17,11 +17,11 @@ use crate::state::AppState;
 /// The metadata that names the agent a call is for, as the path
 /// `/agents/{name}` does for the other bindings: for clients that can set
 /// metadata, and the only way a 0.3 gRPC call (no tenant) can name one.
-pub(super) const AGENT: &str = "a2a-agent";
+pub(crate) const AGENT: &str = "a2a-agent";
 
 /// The agent the call's `a2a-agent` metadata names, taken out of it
 /// (`None`: none named). A name no agent has is NOT_FOUND.
-pub(super) fn agent_in(state: &AppState, headers: &mut HeaderMap) -> Result<Option<usize>, Status> {
+pub(crate) fn agent_in(state: &AppState, headers: &mut HeaderMap) -> Result<Option<usize>, Status> {
     let Some(value) = headers.remove(AGENT) else {
         return Ok(None);
     };
@@ -40,11 +40,11 @@ pub(super) fn agent_in(state: &AppState, headers: &mut HeaderMap) -> Result<Opti
 }
 
 /// An answer on its way back is read whole up to this size.
-pub(super) const MAX_ANSWER: usize = super::whole::MAX_ANSWER;
+pub(crate) const MAX_ANSWER: usize = crate::relay::whole::MAX_ANSWER;
 
 /// The deadline a call's `grpc-timeout` sets (`None`: none sent): up to
 /// 8 digits and a unit, `H`, `M`, `S`, `m` (ms), `u` (µs) or `n` (ns).
-pub(super) fn deadline(headers: &HeaderMap) -> Result<Option<tokio::time::Instant>, String> {
+pub(crate) fn deadline(headers: &HeaderMap) -> Result<Option<tokio::time::Instant>, String> {
     let Some(value) = headers.get("grpc-timeout") else {
         return Ok(None);
     };
@@ -77,15 +77,12 @@ pub(super) fn deadline(headers: &HeaderMap) -> Result<Option<tokio::time::Instan
     Ok(Some(tokio::time::Instant::now() + within))
 }
 
-/// The status of a call past its client's deadline.
-pub(super) fn past_deadline() -> Status {
-    Status::deadline_exceeded("the call's grpc-timeout passed before its answer was whole")
-}
+pub(crate) use crate::relay::grpc::past_deadline;
 
 /// The call's headers from its metadata: what is gRPC's own goes, the
 /// rest (credentials, `a2a-version`, `a2a-extensions`, `a2a-skill`,
 /// `traceparent`, …) is kept as a JSON-RPC call's headers would be.
-pub(super) fn headers(mut headers: HeaderMap) -> HeaderMap {
+pub(crate) fn headers(mut headers: HeaderMap) -> HeaderMap {
     let grpc: Vec<_> = (headers.keys())
         .filter(|name| name.as_str().starts_with("grpc-") || *name == header::TE)
         .cloned()
@@ -101,7 +98,7 @@ pub(super) fn headers(mut headers: HeaderMap) -> HeaderMap {
 }
 
 /// A stream that ends with DEADLINE_EXCEEDED at `deadline`.
-pub(super) fn bounded<T: Send + 'static>(
+pub(crate) fn bounded<T: Send + 'static>(
     events: Answers<T>,
     deadline: tokio::time::Instant,
 ) -> Answers<T> {
@@ -119,10 +116,10 @@ pub(super) fn bounded<T: Send + 'static>(
 }
 
 /// A server stream's answers.
-pub(super) type Answers<T> = std::pin::Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+pub(crate) type Answers<T> = std::pin::Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// An answer's JSON, read whole (bounded); empty is `{}` (an Empty).
-pub(super) async fn read_json(body: Body) -> Result<Value, Status> {
+pub(crate) async fn read_json(body: Body) -> Result<Value, Status> {
     let bytes = read_whole(body).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));
@@ -131,7 +128,7 @@ pub(super) async fn read_json(body: Body) -> Result<Value, Status> {
 }
 
 /// An answer's bytes, read whole (bounded).
-pub(super) async fn read_whole(body: Body) -> Result<Bytes, Status> {
+pub(crate) async fn read_whole(body: Body) -> Result<Bytes, Status> {
     use crate::http::body::{read_to_limit, ReadError};
     let why = match read_to_limit(body, MAX_ANSWER).await {
         Ok(bytes) => return Ok(bytes),
@@ -142,14 +139,14 @@ pub(super) async fn read_whole(body: Body) -> Result<Bytes, Status> {
 }
 
 /// The status for an answer that is not JSON.
-pub(super) fn not_json(e: serde_json::Error) -> Status {
+pub(crate) fn not_json(e: serde_json::Error) -> Status {
     status_from_code(-32006, format!("the agent's answer is not JSON: {e}"), None)
 }
 
 /// A stream's whole SSE events (the relay hands over whole events), each
 /// event's data read by `read` from its JSON; the stream ends after an
 /// error, and a body that breaks off ends it with UNAVAILABLE.
-pub(super) fn sse_items<T: Send + 'static>(
+pub(crate) fn sse_items<T: Send + 'static>(
     body: Body,
     read: fn(Value) -> Result<T, Status>,
 ) -> impl Stream<Item = Result<T, Status>> + Send {

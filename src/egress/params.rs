@@ -1,5 +1,5 @@
 //! What a call to an agent's HTTP+JSON or gRPC interface does first
-//! (`rest_agent`, `grpc_agent`): read the 1.0 JSON-RPC call's params again,
+//! (`super::rest`, `super::grpc`): read the 1.0 JSON-RPC call's params again,
 //! as a value to write anew; and tell the client why a 0.3 translation of
 //! them was refused.
 
@@ -11,7 +11,7 @@ use crate::http::error::GatewayError;
 
 /// The params of the 1.0 JSON-RPC call in `rpc` (none when it has none).
 /// The call was read on the way in, so a failure here is the gateway's.
-pub(super) fn params_of(rpc: &[u8]) -> Result<Option<Value>, GatewayError> {
+pub(crate) fn params_of(rpc: &[u8]) -> Result<Option<Value>, GatewayError> {
     let envelope = jsonrpc::parse(rpc).map_err(|e| GatewayError::Internal(e.message))?;
     let read = |raw: &serde_json::value::RawValue| {
         serde_json::from_str(raw.get()).map_err(|e| {
@@ -24,7 +24,7 @@ pub(super) fn params_of(rpc: &[u8]) -> Result<Option<Value>, GatewayError> {
 /// A 0.3 translation's refusal: a method 0.3 does not have is an
 /// unsupported operation; anything else is the params' fault, as
 /// `refused` says it for the agent's binding.
-pub(super) fn refusal(e: Untranslatable, refused: impl Fn(String) -> GatewayError) -> GatewayError {
+pub(crate) fn refusal(e: Untranslatable, refused: impl Fn(String) -> GatewayError) -> GatewayError {
     match e.field.as_str() {
         "method" => GatewayError::UnsupportedOperation(e.why),
         _ => refused(e.to_string()),

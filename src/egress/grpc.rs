@@ -17,14 +17,14 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tonic_types::StatusExt;
 
-use super::agent_params::{params_of, refusal};
-use super::whole;
+use super::params::{params_of, refusal};
 use crate::a2a::grpc::call::{answer_json, framed, next_message, request};
 use crate::a2a::{Family, Version};
 use crate::bridge::{v03_grpc_agent, v03_rest_agent};
 use crate::http::body::{self, Body};
 use crate::http::error::table::code_for_rest;
 use crate::http::error::GatewayError;
+use crate::relay::whole;
 use crate::upstream::{Caller, Leased, Origin, RpcCall, Upstream};
 
 /// An answer is read whole up to this size, as any agent's.
@@ -34,7 +34,7 @@ const MAX_ANSWER: usize = whole::MAX_ANSWER;
 /// interface of `version` at `at`. A call whose params the RPC's message
 /// cannot carry is the client's error, naming what.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn call(
+pub(crate) fn call(
     upstream: &Upstream,
     mut parts: Parts,
     rpc: &[u8],
@@ -61,22 +61,22 @@ pub(super) fn call(
 /// A gRPC client's call, as it came: its path and its frames, for an
 /// agent that speaks the same service (`pass`).
 #[derive(Clone)]
-pub(super) struct GrpcRequest {
-    pub(super) path: String,
-    pub(super) frames: Bytes,
+pub(crate) struct GrpcRequest {
+    pub(crate) path: String,
+    pub(crate) frames: Bytes,
     /// The client's `grpc-timeout`: the answer is bounded by it.
-    pub(super) deadline: Option<tokio::time::Instant>,
+    pub(crate) deadline: Option<tokio::time::Instant>,
 }
 
 /// Marks an answer that is the agent's gRPC answer, passed through: the
 /// front door hands it to the client as it is.
 #[derive(Clone, Copy)]
-pub(super) struct GrpcEncoded;
+pub(crate) struct GrpcEncoded;
 
 /// A gRPC client's call to an agent's gRPC interface of its version: the
 /// client's frames to the same RPC, untouched (routing read them already,
 /// decoded, on the way in). The answer comes back as the agent wrote it.
-pub(super) fn pass(
+pub(crate) fn pass(
     upstream: &Upstream,
     mut parts: Parts,
     (sent, family): (&GrpcRequest, Family),
@@ -92,7 +92,7 @@ pub(super) fn pass(
 
 /// Whether a passed-through answer is a gRPC answer; the agent's failure
 /// if not.
-pub(super) fn check_passed(response: &Response<Leased>, owner: &str) -> Result<(), GatewayError> {
+pub(crate) fn check_passed(response: &Response<Leased>, owner: &str) -> Result<(), GatewayError> {
     match not_grpc(response.headers(), response.status()) {
         None => Ok(()),
         Some(why) => Err(GatewayError::UpstreamBadResponse {
@@ -105,20 +105,9 @@ pub(super) fn check_passed(response: &Response<Leased>, owner: &str) -> Result<(
 /// The JSON-RPC code of the error a passed-through answer's head says
 /// (trailers-only), for the call's record: the answer itself goes on as
 /// it came.
-pub(super) fn head_error(response: &Response<Leased>) -> Option<i32> {
+pub(crate) fn head_error(response: &Response<Leased>) -> Option<i32> {
     let status = status_in(response.headers()).filter(|s| s.code() != tonic::Code::Ok)?;
-    Some(code_of(&status))
-}
-
-/// The JSON-RPC code of an agent's gRPC status: its ErrorInfo's reason,
-/// else its code (the one table).
-pub(super) fn code_of(status: &tonic::Status) -> i32 {
-    let details = status.get_error_details();
-    let reason = details.error_info().map(|i| i.reason.as_str());
-    code_for_rest(
-        reason,
-        Some(crate::http::error::grpc::code_name(status.code())),
-    )
+    Some(crate::http::error::grpc::code_of(&status))
 }
 
 /// The headers of a call to a gRPC agent of `version`: the client's, as
@@ -172,7 +161,7 @@ fn result_json(version: Version, family: Family, message: &[u8]) -> Result<Vec<u
 
 /// The agent's unary gRPC answer (its service of `version`) as a JSON-RPC
 /// one with the call's `id`.
-pub(super) async fn answer(
+pub(crate) async fn answer(
     response: Response<Leased>,
     id: Option<&RawValue>,
     owner: &str,
@@ -240,7 +229,7 @@ fn status_in(headers: &HeaderMap) -> Option<tonic::Status> {
 
 /// Whether the agent's answer is a stream to encode as SSE events: an OK
 /// gRPC head with no status in it (a refusal is trailers-only).
-pub(super) fn streams(response: &Response<Leased>) -> bool {
+pub(crate) fn streams(response: &Response<Leased>) -> bool {
     not_grpc(response.headers(), response.status()).is_none()
         && status_in(response.headers()).is_none()
 }
@@ -249,7 +238,7 @@ pub(super) fn streams(response: &Response<Leased>) -> bool {
 /// the call's `id`: one per message, and a last error event for a non-OK
 /// status. A stream that breaks off, or says what cannot be read, ends
 /// with the body's error: the relay says it as the stream's end.
-pub(super) fn events(
+pub(crate) fn events(
     response: Response<Leased>,
     id: Option<&RawValue>,
     version: Version,

@@ -1,6 +1,14 @@
-//! The agent's answer on its way back: status, end-to-end headers and body
-//! unchanged, SSE bodies through the event relay, and the task and context
-//! ids seen on the way remembered as owned by the agent that answered.
+//! Stage 4, the answer on its way back: status, end-to-end headers and
+//! body unchanged, SSE bodies through the event relay (`sse`), a gRPC
+//! agent's frames as they came (`grpc`), a REST client's answer encoded in
+//! its binding (`rest`); and the task and context ids seen on the way
+//! remembered as owned by the agent that answered.
+
+pub(crate) mod grpc;
+pub mod observe;
+pub(crate) mod rest;
+pub mod sse;
+pub(crate) mod whole;
 
 use std::sync::Arc;
 
@@ -8,12 +16,11 @@ use http::{header, HeaderMap, Response, Version};
 use http_body_util::BodyExt;
 use serde_json::value::RawValue;
 
-use super::Permits;
 use crate::a2a::seen;
-use crate::call::observe::Observed;
-use crate::call::sse::{RelaySettings, SseRelay};
 use crate::http::body::Body;
-use crate::limits::concurrency::Guarded;
+use crate::limits::concurrency::{Guarded, Permits};
+use crate::relay::observe::Observed;
+use crate::relay::sse::{RelaySettings, SseRelay};
 use crate::state::AppState;
 use crate::telemetry::access::Record;
 use crate::upstream::headers;
@@ -24,7 +31,7 @@ const MAX_LEARNED_BYTES: usize = 1024 * 1024;
 /// Passes the upstream's answer on: status, end-to-end headers and body
 /// unchanged; SSE bodies go through the event relay. Task and context ids
 /// seen on the way are remembered as owned by this upstream.
-pub(super) fn relay<B>(
+pub(crate) fn relay<B>(
     response: Response<B>,
     state: &Arc<AppState>,
     owner: Arc<str>,
@@ -49,20 +56,8 @@ where
         parts.headers.remove(header::CONTENT_LENGTH);
         let upstream = owner.clone();
         let open = StreamOpen::new(state.metrics.clone());
-        let rest_answer = context.rest_answer;
-        let mut as_rpc = rest_answer.then(|| super::rest_agent::events(None, false));
-        let mut learn = learn_events(state, owner, &context, record);
-        let on_events = Box::new(move |events: &[u8]| {
-            let said;
-            let events = match as_rpc.as_mut() {
-                Some(say) => {
-                    said = say(events).unwrap_or_else(|(said, _)| said);
-                    &said[..]
-                }
-                None => events,
-            };
-            learn(events)
-        });
+        let learn = learn_events(state, owner, &context, record);
+        let on_events = Box::new(learn);
         let (rewrite, client) = context.rewrite.unzip();
         // The call's record learns how the stream ended (`Record::head`).
         let ended = crate::telemetry::access::StreamEnd::default();
@@ -92,18 +87,10 @@ where
             &mut parts, body, state, owner, record, permits, context, passed,
         )
     } else {
-        let rest_answer = context.rest_answer;
+        let carried = context.carried();
         let learn = learn_answer(state, owner, &context, record);
         let observed = Observed::new(body, MAX_LEARNED_BYTES, move |bytes| {
-            let said;
-            let bytes = match rest_answer {
-                true => {
-                    said = super::rest_agent::as_result(bytes);
-                    &said[..]
-                }
-                false => bytes,
-            };
-            learn(&seen::from_response(bytes));
+            learn(&seen::from_answer(bytes, carried));
         });
         // The answer's errors are boxed already (`upstream::answer::AgentBody`).
         Guarded::new(observed, permits).boxed_unsync()
@@ -120,7 +107,8 @@ fn learn_events(
     record: &Record,
 ) -> impl FnMut(&[u8]) + Send + 'static {
     let mut learn = learn_seen(state, owner, context, record);
-    move |events: &[u8]| learn(&seen::from_events(events))
+    let carried = context.carried();
+    move |events: &[u8]| learn(&seen::from_events_carried(events, carried))
 }
 
 /// What a unary answer, once read, teaches: the tasks it shows owned by
@@ -170,7 +158,7 @@ fn learn_seen(
 }
 
 /// A gRPC agent's answer passed through to a gRPC client of its service
-/// (`super::grpc_relay`): a stream's messages learned from as its events
+/// (`grpc`): a stream's messages learned from as its events
 /// would be, a unary answer's as its result; a stream holds its stream
 /// place, not an in-flight slot, and ends with the gateway's shutdown.
 #[allow(clippy::too_many_arguments)]
@@ -190,7 +178,7 @@ where
         + Unpin
         + 'static,
 {
-    use super::grpc_relay::{GrpcRelay, GrpcRelaySettings, OnMessage};
+    use grpc::{GrpcRelay, GrpcRelaySettings, OnMessage};
     let limits = &state.config.limits;
     let (family, version) = (passed.family, passed.version);
     let streams = family.streams();
@@ -235,32 +223,42 @@ where
 }
 
 /// A call to a gRPC agent passed through as the client sent it.
-pub(super) struct GrpcPassed {
-    pub(super) family: crate::a2a::Family,
+pub(crate) struct GrpcPassed {
+    pub(crate) family: crate::a2a::Family,
     /// The service's A2A version (the client's and the agent's).
-    pub(super) version: crate::a2a::Version,
+    pub(crate) version: crate::a2a::Version,
     /// The client's `grpc-timeout`.
-    pub(super) deadline: Option<tokio::time::Instant>,
+    pub(crate) deadline: Option<tokio::time::Instant>,
 }
 
 /// What the relay needs to attribute what it sees, and (for a stream the
 /// bridge translates) to say it in the client's version.
-pub(super) struct RelayContext {
-    pub(super) skill: Option<String>,
-    pub(super) started: std::time::Instant,
-    pub(super) rewrite: Option<(crate::call::sse::Rewrite, crate::a2a::Version)>,
+pub(crate) struct RelayContext {
+    pub(crate) skill: Option<String>,
+    pub(crate) started: std::time::Instant,
+    pub(crate) rewrite: Option<(crate::relay::sse::Rewrite, crate::a2a::Version)>,
     /// The client speaks HTTP+JSON (its final error event is said so).
-    pub(super) rest: bool,
+    pub(crate) rest: bool,
     /// The answer is an HTTP+JSON agent's, passed through as it came:
-    /// results alone, which are learned from as JSON-RPC results would be.
-    pub(super) rest_answer: bool,
+    /// results alone, learned from as they are.
+    pub(crate) rest_answer: bool,
     /// The answer is a gRPC agent's, passed through as it came
     /// (`grpc_answer`).
-    pub(super) grpc_answer: Option<GrpcPassed>,
+    pub(crate) grpc_answer: Option<GrpcPassed>,
 }
 
 impl RelayContext {
-    pub(super) fn new(route: &crate::routing::Route, record: &Record) -> Self {
+    /// How the answer carries its results, for learning from them.
+    fn carried(&self) -> seen::Carried {
+        match self.rest_answer {
+            true => seen::Carried::Alone,
+            false => seen::Carried::JsonRpc,
+        }
+    }
+}
+
+impl RelayContext {
+    pub(crate) fn new(route: &crate::routing::Route, record: &Record) -> Self {
         Self {
             skill: route.skill.clone(),
             started: record.started(),
@@ -292,7 +290,7 @@ impl Drop for StreamOpen {
     }
 }
 
-pub(super) fn is_event_stream(headers: &HeaderMap) -> bool {
+pub(crate) fn is_event_stream(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

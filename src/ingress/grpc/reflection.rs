@@ -14,8 +14,8 @@ use crate::http::body::Body;
 /// The A2A protos' descriptors, imports included.
 const A2A_DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/a2a_descriptors.bin"));
 
-pub(super) const V1: &str = "grpc.reflection.v1.ServerReflection";
-pub(super) const V1ALPHA: &str = "grpc.reflection.v1alpha.ServerReflection";
+pub(crate) const V1: &str = "grpc.reflection.v1.ServerReflection";
+pub(crate) const V1ALPHA: &str = "grpc.reflection.v1alpha.ServerReflection";
 
 fn builder() -> tonic_reflection::server::Builder<'static> {
     tonic_reflection::server::Builder::configure()
@@ -24,18 +24,18 @@ fn builder() -> tonic_reflection::server::Builder<'static> {
 }
 
 /// Serves one reflection call of either version (`v1alpha`: the older).
-pub(super) async fn serve(request: Request<Incoming>, v1alpha: bool) -> Response<Body> {
+pub(crate) async fn serve(request: Request<Incoming>, v1alpha: bool) -> Response<Body> {
     let failed = match v1alpha {
         false => match builder().build_v1() {
-            Ok(service) => return super::grpc_serve::serve_with(service, request).await,
+            Ok(service) => return super::serve::serve_with(service, request).await,
             Err(e) => e,
         },
         true => match builder().build_v1alpha() {
-            Ok(service) => return super::grpc_serve::serve_with(service, request).await,
+            Ok(service) => return super::serve::serve_with(service, request).await,
             Err(e) => e,
         },
     };
     // Descriptors that do not read are the build's fault.
     let status = tonic::Status::internal(format!("reflection: {failed}"));
-    super::grpc_serve::into_gateway_body(status.into_http())
+    super::serve::into_gateway_body(status.into_http())
 }

@@ -1,5 +1,5 @@
 //! What a gRPC front door needs to pass a call through to an agent that
-//! speaks its service (`super::grpc_agent::pass`): the client's frames read
+//! speaks its service (`crate::egress::grpc::pass`): the client's frames read
 //! whole before tonic decodes them (routing reads the decoded message; the
 //! agent gets the frames as they came), and the slot where the agent's own
 //! answer waits for the front door, which answers with it instead of with
@@ -12,13 +12,13 @@ use http::Response;
 use hyper::body::Incoming;
 use tonic::Status;
 
-use super::grpc_agent::GrpcEncoded;
+use crate::egress::grpc::GrpcEncoded;
 use crate::http::body::Body;
 
 /// The call's frames, whole: at most `limit` bytes of message and its
 /// frame head, else RESOURCE_EXHAUSTED; and one whole frame
 /// ([`check_frame`]).
-pub(super) async fn frames_of(
+pub(crate) async fn frames_of(
     body: Incoming,
     headers: &http::HeaderMap,
     limit: usize,
@@ -46,7 +46,7 @@ pub(super) async fn frames_of(
 /// the frame is read: INVALID_ARGUMENT, naming what was wrong. A message
 /// compressed with an encoding the gateway does not take is UNIMPLEMENTED,
 /// as gRPC says (none is taken: `grpc-accept-encoding` is identity).
-pub(super) fn check_frame(frames: &[u8], encoding: Option<&[u8]>) -> Result<(), Status> {
+pub(crate) fn check_frame(frames: &[u8], encoding: Option<&[u8]>) -> Result<(), Status> {
     let Some((head, message)) = frames.split_first_chunk::<5>() else {
         let why = match frames.len() {
             0 => "the request has no message (the body is empty)".to_string(),
@@ -91,12 +91,12 @@ pub(super) fn check_frame(frames: &[u8], encoding: Option<&[u8]>) -> Result<(), 
 
 /// Where the agent's own answer to a passed-through call is kept.
 #[derive(Clone, Default)]
-pub(super) struct KeptAnswer(Arc<Mutex<Option<Response<Body>>>>);
+pub(crate) struct KeptAnswer(Arc<Mutex<Option<Response<Body>>>>);
 
 impl KeptAnswer {
     /// The answer, unless it is the agent's own, passed through: that one
     /// is kept here.
-    pub(super) fn unless_passed(&self, response: Response<Body>) -> Option<Response<Body>> {
+    pub(crate) fn unless_passed(&self, response: Response<Body>) -> Option<Response<Body>> {
         if response.extensions().get::<GrpcEncoded>().is_none() {
             return Some(response);
         }
@@ -107,7 +107,7 @@ impl KeptAnswer {
     }
 
     /// The agent's own answer if one was kept, else tonic's.
-    pub(super) fn or(&self, answered: Response<Body>) -> Response<Body> {
+    pub(crate) fn or(&self, answered: Response<Body>) -> Response<Body> {
         let kept = self.0.lock().ok().and_then(|mut slot| slot.take());
         kept.unwrap_or(answered)
     }

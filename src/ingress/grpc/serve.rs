@@ -8,29 +8,29 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
-use super::grpc_pass::{frames_of, KeptAnswer};
+use super::frames::{frames_of, KeptAnswer};
 use crate::http::body::Body;
 use crate::state::{AppState, ConnInfo};
 
 /// One call to either A2A service (1.0 or 0.3), as the gRPC front door
 /// holds it while tonic's server decodes it and calls the RPC.
-pub(super) struct GrpcCall {
-    pub(super) state: Arc<AppState>,
-    pub(super) conn: ConnInfo,
+pub(crate) struct GrpcCall {
+    pub(crate) state: Arc<AppState>,
+    pub(crate) conn: ConnInfo,
     /// From `grpc-timeout`: past it the call is abandoned, DEADLINE_EXCEEDED.
-    pub(super) deadline: Option<tokio::time::Instant>,
+    pub(crate) deadline: Option<tokio::time::Instant>,
     /// The call's path and frames as the client sent them.
-    pub(super) path: String,
-    pub(super) frames: Bytes,
+    pub(crate) path: String,
+    pub(crate) frames: Bytes,
     /// The agent's own answer, when the call passed through: the answer
     /// instead of tonic's.
-    pub(super) passed: KeptAnswer,
+    pub(crate) passed: KeptAnswer,
 }
 
 /// Reads the client's frames whole (a call to a gRPC agent of its version
 /// passes them on as they came), and serves them with the tonic server
 /// `server_of` makes for the call and the body limit.
-pub(super) async fn serve_call<S>(
+pub(crate) async fn serve_call<S>(
     state: Arc<AppState>,
     conn: &ConnInfo,
     request: Request<Incoming>,
@@ -64,7 +64,7 @@ where
 }
 
 /// One request through one of tonic's generated servers.
-pub(super) async fn serve_with<S, B>(mut server: S, request: Request<B>) -> Response<Body>
+pub(crate) async fn serve_with<S, B>(mut server: S, request: Request<B>) -> Response<Body>
 where
     S: tower::Service<
         Request<B>,
@@ -80,8 +80,8 @@ where
 
 /// tonic's answer as the gateway's body type. A request tonic could not
 /// read does not get here: its frame is checked first
-/// (`super::grpc_pass::check_frame`), and its message is decoded by the
+/// (`super::frames::check_frame`), and its message is decoded by the
 /// gateway's codec (`crate::a2a::grpc::codec`), which says INVALID_ARGUMENT.
-pub(super) fn into_gateway_body(response: Response<tonic::body::Body>) -> Response<Body> {
+pub(crate) fn into_gateway_body(response: Response<tonic::body::Body>) -> Response<Body> {
     response.map(|body| body.map_err(Into::into).boxed_unsync())
 }

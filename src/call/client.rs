@@ -1,0 +1,122 @@
+//! The client binding seam: what the call needs of the binding a client
+//! called in. Each front door in `crate::ingress` implements
+//! [`ClientSide`]; the rest of the call's way reads [`ClientBinding`].
+
+use std::future::Future;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::Response;
+use hyper::body::Incoming;
+use serde_json::value::RawValue;
+
+use crate::a2a::dialect::Binding;
+use crate::a2a::{Family, Version};
+use crate::egress::grpc::GrpcEncoded;
+use crate::egress::rest::RestRequest;
+use crate::http::body::Body;
+use crate::http::error::GatewayError;
+use crate::state::AppState;
+
+/// A call's body: still on the wire, or read already (a gRPC message,
+/// encoded as the JSON-RPC call it is by `crate::ingress::grpc`).
+pub(crate) enum RequestBody {
+    Wire(Incoming),
+    Read(Bytes),
+}
+
+impl RequestBody {
+    /// The body, bounded by the limits.
+    pub(crate) async fn read(self, state: &AppState, parts: &Parts) -> Result<Bytes, GatewayError> {
+        match self {
+            RequestBody::Wire(body) => {
+                super::intake::read_body(&state.config.limits, &parts.headers, body).await
+            }
+            RequestBody::Read(bytes) => Ok(bytes),
+        }
+    }
+}
+
+/// The client binding seam: each front door in `crate::ingress` says
+/// which binding it is and decodes its request's body into the JSON-RPC
+/// call it is. The rest of the call's way is the same for every binding.
+pub(crate) trait ClientSide: Send {
+    /// The binding: the record's label, the plan's client side, and how
+    /// answers and refusals are encoded.
+    fn binding(&self) -> ClientBinding;
+
+    /// The body (bounded) decoded into the JSON-RPC call, and a REST call
+    /// as it came, for a pass-through to a REST agent.
+    fn read(
+        self,
+        state: &AppState,
+        parts: &mut Parts,
+        body: RequestBody,
+    ) -> impl Future<Output = Result<(Bytes, Option<RestRequest>), GatewayError>> + Send;
+}
+
+/// How the client called: its binding decides how refusals and answers
+/// are said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClientBinding {
+    JsonRpc,
+    /// gRPC (`grpc`), which reads the JSON-RPC answer itself.
+    Grpc,
+    /// HTTP+JSON (`crate::a2a::rest`).
+    Rest,
+    /// HTTP+JSON 0.3 (`/v1/...`): the 1.0 call it is read as, answered in
+    /// 0.3's ProtoJSON (`crate::bridge::v03_rest`).
+    Rest03,
+}
+
+impl ClientBinding {
+    /// The binding's name in the call's record.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            ClientBinding::JsonRpc => "jsonrpc",
+            ClientBinding::Grpc => "grpc",
+            ClientBinding::Rest | ClientBinding::Rest03 => "http+json",
+        }
+    }
+
+    /// A forwarded call's answer in this binding: a REST client's is
+    /// encoded in REST unless it already is (passed through); a gRPC
+    /// client's is read by `grpc`, or went as it came (`GrpcEncoded`).
+    pub(crate) async fn answer(self, response: Response<Body>, family: Family) -> Response<Body> {
+        let encoded = response.extensions().get::<GrpcEncoded>();
+        if encoded.is_some() || !self.is_rest() {
+            return response;
+        }
+        let v03 = (self == ClientBinding::Rest03).then_some(family);
+        crate::relay::rest::answer(response, v03).await
+    }
+
+    pub(crate) fn binding(self) -> Binding {
+        match self {
+            ClientBinding::JsonRpc => Binding::JsonRpc,
+            ClientBinding::Grpc => Binding::Grpc,
+            ClientBinding::Rest | ClientBinding::Rest03 => Binding::HttpJson,
+        }
+    }
+
+    /// A refusal in the client's binding (JSON-RPC mirrors the id).
+    pub(crate) fn refuse(self, error: GatewayError, id: Option<&RawValue>) -> Response<Body> {
+        match self {
+            ClientBinding::JsonRpc | ClientBinding::Grpc => error.into_response(id),
+            ClientBinding::Rest | ClientBinding::Rest03 => error.into_rest_response(),
+        }
+    }
+
+    pub(crate) fn is_rest(self) -> bool {
+        matches!(self, ClientBinding::Rest | ClientBinding::Rest03)
+    }
+
+    /// The version the client speaks: a 0.3 REST call is read as the 1.0
+    /// call `called` is.
+    pub(crate) fn version(self, called: Version) -> Version {
+        match self {
+            ClientBinding::Rest03 => Version::V0_3,
+            _ => called,
+        }
+    }
+}

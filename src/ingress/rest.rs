@@ -1,0 +1,149 @@
+//! The HTTP+JSON front door. A placed REST call (`crate::a2a::rest`) goes
+//! the JSON-RPC call's way as the 1.0 call it is (authentication,
+//! validation, routing, limits, the version bridge): this decodes it into
+//! that call. Its answer is encoded in the REST binding on the way back
+//! (`crate::relay::rest`).
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::HeaderValue;
+use serde_json::{json, Value};
+
+use crate::a2a::rest::{with_body, Refused, RestRoute};
+use crate::a2a::Version;
+use crate::bridge::headers::VERSION as A2A_VERSION;
+use crate::bridge::v03_rest;
+use crate::call::intake::check_content_type;
+use crate::egress::rest::RestRequest;
+use crate::http::error::GatewayError;
+
+/// The placed call as a JSON-RPC request (its body joins the path's
+/// params), and the call as sent. A route without a body must come
+/// without one.
+pub(crate) fn request(
+    parts: &mut Parts,
+    bytes: Bytes,
+    mut placed: RestRoute,
+) -> Result<(Bytes, Option<RestRequest>), GatewayError> {
+    // The 1.0 routes are 1.0 calls, whether or not the client says so: an
+    // agent reads a call without `A2A-Version` as 0.3. A 0.3 route's call
+    // is written in 1.0 here, headers too (`A2A-Extensions`).
+    match placed.v03 {
+        true => crate::bridge::headers::for_agent(&mut parts.headers, Version::V1_0),
+        false => {
+            (parts.headers.entry(A2A_VERSION)).or_insert(HeaderValue::from_static("1.0"));
+        }
+    }
+    if !bytes.is_empty() {
+        if !placed.takes_body {
+            let message = format!("{} takes no body", parts.method);
+            return Err(GatewayError::Rpc {
+                code: crate::a2a::jsonrpc::INVALID_REQUEST,
+                message,
+            });
+        }
+        check_content_type(&parts.headers).map_err(GatewayError::UnsupportedMediaType)?;
+        if let Some(call) = body_alone(&placed, &bytes)? {
+            let sent = RestRequest {
+                path: placed.path,
+                body: bytes,
+            };
+            return Ok((call, Some(sent)));
+        }
+        let value: Value = serde_json::from_slice(&bytes).map_err(not_json)?;
+        let value = match placed.v03 {
+            true => v03_rest::body_in(placed.method.family, value)
+                .map_err(|e| GatewayError::InvalidParams(e.to_string()))?,
+            false => value,
+        };
+        with_body(&mut placed, value).map_err(|r| refused(r, parts))?;
+    }
+    // The inner call's id: REST has none to mirror.
+    let call = json!({"jsonrpc": "2.0", "id": "rest", "method": placed.method.name,
+        "params": placed.params});
+    let sent = Some(RestRequest {
+        path: placed.path,
+        body: bytes,
+    });
+    Ok((Bytes::from(call.to_string()), sent))
+}
+
+fn not_json(e: serde_json::Error) -> GatewayError {
+    GatewayError::Rpc {
+        code: crate::a2a::jsonrpc::PARSE_ERROR,
+        message: format!("the body is not JSON: {e}"),
+    }
+}
+
+/// The call when its params are the 1.0 body alone (`message:send` and
+/// `message:stream`: no path ids, no query): the body's bytes go into the
+/// envelope as they are, once checked to be one JSON object, rather than
+/// parsed into a tree and written out again. This made a REST send cost
+/// 1.20x a JSON-RPC one in gateway CPU, at the budget's edge (bench/rest.sh).
+fn body_alone(placed: &RestRoute, body: &Bytes) -> Result<Option<Bytes>, GatewayError> {
+    let alone = !placed.v03 && placed.params.as_object().is_some_and(|p| p.is_empty());
+    if !alone {
+        return Ok(None);
+    }
+    let raw: &serde_json::value::RawValue = serde_json::from_slice(body).map_err(not_json)?;
+    if !raw.get().starts_with('{') {
+        return Err(GatewayError::InvalidParams(
+            "the body must be a JSON object".into(),
+        ));
+    }
+    let name = placed.method.name;
+    let mut call = Vec::with_capacity(body.len() + name.len() + 56);
+    call.extend_from_slice(br#"{"jsonrpc":"2.0","id":"rest","method":""#);
+    call.extend_from_slice(name.as_bytes());
+    call.extend_from_slice(br#"","params":"#);
+    call.extend_from_slice(raw.get().as_bytes());
+    call.push(b'}');
+    Ok(Some(Bytes::from(call)))
+}
+
+/// Why a REST call could not be placed, as the gateway's error.
+pub fn refused(refused: Refused, parts: &Parts) -> GatewayError {
+    let path = || parts.uri.path().chars().take(128).collect();
+    match refused {
+        Refused::NotFound => GatewayError::NotFound {
+            method: parts.method.to_string(),
+            path: path(),
+            hint: "see the HTTP+JSON routes of A2A 1.0",
+        },
+        Refused::MethodNotAllowed(allow) => GatewayError::MethodNotAllowed {
+            method: parts.method.to_string(),
+            path: path(),
+            allow,
+        },
+        Refused::Invalid(why) => GatewayError::InvalidParams(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_body_goes_into_the_call_as_it_is() {
+        let placed = crate::a2a::rest::place(&http::Method::POST, "/message:send", None).unwrap();
+        let body = Bytes::from_static(b" \n {\"message\": {\"x\": 1}} \n");
+        let call = body_alone(&placed, &body).unwrap().unwrap();
+        assert_eq!(
+            call,
+            Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":"rest","method":"SendMessage","params":{"message": {"x": 1}}}"#
+            )
+        );
+        let not_object = body_alone(&placed, &Bytes::from_static(b" [1]"));
+        assert!(matches!(not_object, Err(GatewayError::InvalidParams(_))));
+        let two = body_alone(&placed, &Bytes::from_static(b"{} {}"));
+        assert!(
+            matches!(two, Err(GatewayError::Rpc { .. })),
+            "one value only"
+        );
+        let with_id = crate::a2a::rest::place(&http::Method::GET, "/tasks/t", None).unwrap();
+        assert!(body_alone(&with_id, &Bytes::from_static(b"{}"))
+            .unwrap()
+            .is_none());
+    }
+}
