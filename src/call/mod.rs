@@ -31,6 +31,7 @@ pub mod endpoint;
 pub mod extended_card;
 mod forward;
 pub(crate) mod intake;
+mod probe;
 mod route;
 mod validated;
 

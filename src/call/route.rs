@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
+use super::probe;
 use crate::a2a::model::Params;
 use crate::a2a::{Family, Method, Version};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
 use crate::http::error::GatewayError;
-use crate::routing::{probe, request, Decision, Route, RouteInput, Rule};
+use crate::routing::{request, Decision, Route, RouteInput, Rule};
 use crate::state::AppState;
 use crate::upstream::{Caller, Origin};
 use http::request::Parts;
@@ -76,14 +77,7 @@ fn spoken(
     let config = &state.config.upstreams[upstream];
     let binding = crate::a2a::dialect::Binding::JsonRpc;
     let versions = match view.agent_binding(config, binding, client) {
-        AgentBinding::Rest { path, version } => {
-            // 0.3's routes are 1.0's under `/v1`, GetTask included.
-            let path = match version {
-                Version::V0_3 => format!("{path}/v1"),
-                _ => path,
-            };
-            return probe::Ask::Rest(path);
-        }
+        AgentBinding::Rest { path, version } => return probe::Ask::Rest(path, version),
         AgentBinding::Grpc { url, version } => {
             match super::forward::grpc_origin(&url, config, &config.name) {
                 Ok(at) => return probe::Ask::Grpc(at, version),

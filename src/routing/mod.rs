@@ -16,7 +16,6 @@
 pub mod affinity;
 pub mod fleet;
 pub mod matcher;
-pub mod probe;
 
 pub mod request;
 

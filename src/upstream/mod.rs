@@ -119,7 +119,7 @@ pub struct Caller<'a> {
     /// The verified caller.
     pub subject: Option<&'a str>,
     /// The call's spans, when traces are exported: owner probes get their
-    /// own (`crate::routing::probe`).
+    /// own (`crate::call::probe`).
     pub trace: Option<&'a crate::telemetry::trace::CallTrace>,
 }
 

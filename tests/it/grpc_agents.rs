@@ -384,3 +384,45 @@ async fn a_passed_through_error_is_counted_as_that_error() {
     }
     panic!("not counted as task_not_found: {metrics}");
 }
+
+/// A task no one here has seen (made through another gateway) is found by
+/// probing: each gRPC agent gets a `GetTask` in its own version's message,
+/// built by the gRPC agent binding, and the task comes back in JSON-RPC.
+#[tokio::test]
+async fn a_probe_for_an_unknown_task_asks_grpc_agents_over_grpc() {
+    use crate::support::mock_agent::{MockAgent, Mode};
+    use crate::support::mock_grpc03::MockGrpc03Agent;
+    let rpc_agent = MockAgent::start(Mode::Normal).await;
+    rpc_agent.set_owned_tasks_only(true);
+    let v10 = MockGrpcAgent::start().await;
+    let v03 = MockGrpc03Agent::start().await;
+    for url in [v10.url(), v03.url()] {
+        let maker = TestGateway::start(&[("g", &url)], "").await;
+        let send = rpc(json!(1), "SendMessage", send10("hi"));
+        let made = client::post_json(&maker.url(), send, &[V1]).await.json();
+        let task = made["result"]["task"]["id"]
+            .as_str()
+            .expect("a task")
+            .to_string();
+        let gw = TestGateway::start(&[("a", &rpc_agent.url()), ("g", &url)], "").await;
+        let get = rpc(json!(2), "GetTask", json!({"id": task}));
+        let v = client::post_json(&gw.url(), get, &[V1]).await.json();
+        assert_eq!(v["result"]["id"], task, "found by the probe at {url}: {v}");
+    }
+    let asked: Vec<_> = (v10.calls().into_iter())
+        .filter(|c| c.rpc == "GetTask")
+        .map(|c| c.message)
+        .collect();
+    assert_eq!(asked.len(), 2, "the probe, then the call: {asked:?}");
+    assert!(asked[0].contains("id: \"gtask-"), "{asked:?}");
+    let asked: Vec<_> = v03
+        .calls()
+        .into_iter()
+        .filter(|c| c.0 == "GetTask")
+        .collect();
+    assert_eq!(asked.len(), 2, "the probe, then the call: {asked:?}");
+    assert!(
+        asked[0].1.contains("tasks/"),
+        "0.3 names the task: {asked:?}"
+    );
+}

@@ -3,7 +3,7 @@
 //! framing, and the answer message back as ProtoJSON; for the 1.0 service
 //! (`lf.a2a.v1`) and the 0.3 one (`a2a.v1`, whose ProtoJSON is 0.3
 //! HTTP+JSON's: the bridge says the call in it first). The HTTP/2 around
-//! it is the caller's (`crate::egress::grpc`, `crate::routing::probe`).
+//! it is the caller's (`crate::egress::grpc`, `crate::call::probe`).
 
 use bytes::{Buf, Bytes, BytesMut};
 use http::Uri;
