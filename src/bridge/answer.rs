@@ -5,8 +5,8 @@
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::fields::{array, at, object};
-use super::{errors, v01, v03, v10, Result, Untranslatable};
+use super::fields::object;
+use super::{errors, versions, Result, Untranslatable};
 use crate::a2a::{Family, Version};
 
 const HERE: &str = "result";
@@ -46,12 +46,19 @@ pub fn response(bytes: &[u8], answering: &Answering) -> Result<Answered> {
         }
     } else if let Some(result) = obj.remove("result") {
         let family = answering.family;
-        let mut pivot = result_in(family, answering.agent, result)?;
+        let mut pivot = match family {
+            Family::PushDelete => Value::Null,
+            _ => (versions::row(answering.agent).result_in)(family, result)?,
+        };
         if answering.agent == Version::V0_1 {
             name_context(&mut pivot, answering.context.as_deref());
         }
         agent_task = task_of(&pivot);
-        let out = result_out(family, answering, pivot)?;
+        let client_task = answering.client_task.as_deref().unwrap_or_default();
+        let out = match family {
+            Family::PushDelete => Value::Null,
+            _ => (versions::row(answering.client).result_out)(family, pivot, client_task)?,
+        };
         obj.insert("result".into(), out);
     } else {
         let why = "has neither result nor error";
@@ -87,75 +94,6 @@ fn task_of(pivot: &Value) -> Option<String> {
         .or_else(|| pivot.pointer("/message/taskId"))
         .or_else(|| pivot.get("id"));
     id.and_then(Value::as_str).map(str::to_owned)
-}
-
-/// The agent's result into the pivot.
-fn result_in(family: Family, agent: Version, result: Value) -> Result<Value> {
-    use Family::*;
-    if family == PushDelete {
-        return Ok(Value::Null);
-    }
-    match agent {
-        Version::V1_0 => match family {
-            Send | Stream | Resubscribe => v10::item(result, HERE),
-            GetTask | CancelTask => v10::task(result, HERE),
-            PushSet | PushGet => v10::push_config(result, HERE),
-            PushList => v10::push_configs(result, HERE),
-            _ => Ok(result),
-        },
-        Version::V0_1 => super::v01_agent::result_in(family, result, HERE),
-        Version::V0_3 => match family {
-            Send | Stream | Resubscribe => v03::item_in(result, HERE),
-            GetTask | CancelTask => v03::task_in(result, HERE),
-            PushSet | PushGet => v03::task_push_config_in(result, HERE),
-            PushList => {
-                let configs = array(result, HERE)?
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, c)| v03::task_push_config_in(c, &format!("{HERE}[{i}]")))
-                    .collect::<Result<Vec<_>>>()?;
-                Ok(json!({ "configs": configs }))
-            }
-            _ => Ok(result),
-        },
-    }
-}
-
-/// The pivot as the client's version says it.
-fn result_out(family: Family, answering: &Answering, pivot: Value) -> Result<Value> {
-    use Family::*;
-    if family == PushDelete {
-        return Ok(Value::Null);
-    }
-    match answering.client {
-        Version::V1_0 => Ok(pivot),
-        Version::V0_3 => match family {
-            Send | Stream | Resubscribe => v03::item_out(pivot, HERE),
-            GetTask | CancelTask => v03::task_out(pivot, HERE),
-            PushSet | PushGet => v03::task_push_config_out(pivot, HERE),
-            PushList => {
-                let mut obj = object(pivot, HERE)?;
-                let configs = obj.remove("configs").unwrap_or_else(|| json!([]));
-                let configs = array(configs, &at(HERE, "configs"))?
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, c)| v03::task_push_config_out(c, &format!("{HERE}[{i}]")))
-                    .collect::<Result<Vec<_>>>()?;
-                Ok(Value::Array(configs))
-            }
-            _ => Ok(pivot),
-        },
-        Version::V0_1 => {
-            let client = answering.client_task.as_deref().unwrap_or_default();
-            match family {
-                Send => v01::send_result_out(pivot, HERE, client),
-                Stream | Resubscribe => v01::item_out(pivot, HERE, client),
-                GetTask | CancelTask => v01::task_out(pivot, HERE, client),
-                PushSet | PushGet => v01::push_config_out(pivot, HERE, client),
-                _ => Ok(pivot),
-            }
-        }
-    }
 }
 
 #[cfg(test)]

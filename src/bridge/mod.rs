@@ -2,9 +2,10 @@
 //!
 //! The pivot is the 1.0 model: the ProtoJSON of `lf.a2a.v1` with its JSON
 //! (lowerCamel) names, which is the normative model of A2A since 1.0. Each
-//! version has a reader into it and a writer out of it (`v01`, `v03`,
-//! `v10`), so a call between any two versions is one read and one write,
-//! and a new version adds one module, not one per pair.
+//! version has a reader into it and a writer out of it, one row of the
+//! table in `versions` (`v01`, `v03_calls`, `v10`), so a call between
+//! any two versions is one read and one write, and a new version adds one
+//! row, not one per pair.
 //!
 //! What is translated, and what a version cannot express, is listed in
 //! `docs/version-bridge.md`. Members the gateway does not know are carried
@@ -22,10 +23,12 @@ pub mod request;
 mod v01;
 mod v01_agent;
 mod v03;
+mod v03_calls;
 pub mod v03_grpc_agent;
 pub mod v03_rest;
 pub mod v03_rest_agent;
 mod v10;
+mod versions;
 
 pub use plan::{plan, Plan};
 

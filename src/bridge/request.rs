@@ -5,9 +5,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::fields::{object, rename, Obj};
 use super::v01::AgentTask;
-use super::{v01, v03, v10, Result, Untranslatable};
+use super::{versions, Result, Untranslatable};
 use crate::a2a::methods::METHODS;
 use crate::a2a::{Family, Version};
 
@@ -69,9 +68,9 @@ pub fn translate(
         }
         None => json!({}),
     };
-    let mut pivot = into_pivot(family, client, params, agent_task)?;
+    let mut pivot = (versions::row(client).params_in)(family, params, agent_task)?;
     let context = context_of(&mut pivot, agent);
-    let params = out_of_pivot(family, agent, pivot)?;
+    let params = (versions::row(agent).params_out)(family, pivot)?;
     let outgoing = Outgoing {
         jsonrpc: "2.0",
         id,
@@ -95,119 +94,6 @@ fn context_of(pivot: &mut Value, agent: Version) -> Option<String> {
         .get("contextId")
         .and_then(Value::as_str)
         .map(str::to_owned)
-}
-
-fn into_pivot(
-    family: Family,
-    client: Version,
-    params: Value,
-    agent_task: AgentTask<'_>,
-) -> Result<Value> {
-    use Family::*;
-    match client {
-        Version::V1_0 => v10::params(family, params, HERE),
-        Version::V0_3 => v03_in(family, params),
-        Version::V0_1 => match family {
-            Send | Stream => v01::send_in(params, HERE, agent_task),
-            PushSet => v01::push_set_in(params, HERE, agent_task),
-            PushGet => v01::push_get_in(params, HERE, agent_task),
-            _ => v01::task_in(params, HERE, agent_task),
-        },
-    }
-}
-
-fn v03_in(family: Family, params: Value) -> Result<Value> {
-    use Family::*;
-    let mut obj = object(params, HERE)?;
-    match family {
-        Send | Stream => {
-            if let Some(message) = obj.remove("message") {
-                let message = v03::message_in(message, "params.message", "kind")?;
-                obj.insert("message".into(), message);
-            }
-            if let Some(config) = obj.remove("configuration") {
-                obj.insert("configuration".into(), config_in(config)?);
-            }
-        }
-        PushSet => return v03::task_push_config_in(Value::Object(obj), HERE),
-        PushGet | PushDelete => {
-            rename(&mut obj, "id", "taskId");
-            rename(&mut obj, "pushNotificationConfigId", "id");
-            // Without a config id, the task's one config: its id is the
-            // task's, as the SDKs default it.
-            if !obj.contains_key("id") {
-                let task = obj.get("taskId").cloned().unwrap_or(Value::Null);
-                obj.insert("id".into(), task);
-            }
-        }
-        PushList => rename(&mut obj, "id", "taskId"),
-        _ => {}
-    }
-    Ok(Value::Object(obj))
-}
-
-/// 0.3 `configuration` into 1.0's: `blocking` is `returnImmediately`
-/// inverted; the push config is flat.
-fn config_in(config: Value) -> Result<Value> {
-    let here = "params.configuration";
-    let mut config = object(config, here)?;
-    if let Some(blocking) = config.remove("blocking") {
-        let Some(blocking) = blocking.as_bool() else {
-            return Err(Untranslatable::new(
-                format!("{here}.blocking"),
-                "must be a boolean",
-            ));
-        };
-        config.insert("returnImmediately".into(), Value::Bool(!blocking));
-    }
-    if let Some(push) = config.remove("pushNotificationConfig") {
-        let push = v03::push_config_in(push, &format!("{here}.pushNotificationConfig"))?;
-        config.insert("taskPushNotificationConfig".into(), Value::Object(push));
-    }
-    Ok(Value::Object(config))
-}
-
-fn out_of_pivot(family: Family, agent: Version, pivot: Value) -> Result<Value> {
-    use Family::*;
-    match agent {
-        Version::V1_0 => return Ok(pivot),
-        Version::V0_1 => return super::v01_agent::params_out(family, pivot, HERE),
-        Version::V0_3 => {}
-    }
-    let mut obj = object(pivot, HERE)?;
-    // 0.x has no tenants; the agent's interface carried none to echo.
-    obj.remove("tenant");
-    match family {
-        Send | Stream => {
-            if let Some(message) = obj.remove("message") {
-                let message = v03::message_out(message, "params.message", "kind")?;
-                obj.insert("message".into(), message);
-            }
-            if let Some(config) = obj.remove("configuration") {
-                obj.insert("configuration".into(), config_out(config)?);
-            }
-        }
-        PushSet => return v03::task_push_config_out(Value::Object(obj), HERE),
-        PushGet | PushDelete => {
-            rename(&mut obj, "id", "pushNotificationConfigId");
-            rename(&mut obj, "taskId", "id");
-        }
-        PushList => rename(&mut obj, "taskId", "id"),
-        _ => {}
-    }
-    Ok(Value::Object(obj))
-}
-
-fn config_out(config: Value) -> Result<Value> {
-    let mut config: Obj = object(config, "params.configuration")?;
-    let immediately = config.remove("returnImmediately");
-    let blocking = !immediately.and_then(|v| v.as_bool()).unwrap_or(false);
-    config.insert("blocking".into(), Value::Bool(blocking));
-    if let Some(Value::Object(push)) = config.remove("taskPushNotificationConfig") {
-        let push = v03::push_config_out(push);
-        config.insert("pushNotificationConfig".into(), Value::Object(push));
-    }
-    Ok(Value::Object(config))
 }
 
 #[cfg(test)]

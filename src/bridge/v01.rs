@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::fields::{at, map_list, map_member, object, rename, required_text, Obj};
 use super::v03;
 use super::Result;
+use crate::a2a::Family;
 
 /// The agent's task id for a 0.1 client's, when one is known.
 pub type AgentTask<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -202,6 +203,33 @@ pub fn push_config_out(value: Value, here: &str, client: &str) -> Result<Value> 
     let obj = object(value, here)?;
     let config = v03::push_config_out(obj);
     Ok(json!({"id": client, "pushNotificationConfig": config}))
+}
+
+/// A 0.1 client's params, read into the pivot (its task ids mapped to
+/// the agent's by `agent`).
+pub fn params_in(family: Family, params: Value, agent: AgentTask<'_>) -> Result<Value> {
+    use Family::*;
+    const HERE: &str = "params";
+    match family {
+        Send | Stream => send_in(params, HERE, agent),
+        PushSet => push_set_in(params, HERE, agent),
+        PushGet => push_get_in(params, HERE, agent),
+        _ => task_in(params, HERE, agent),
+    }
+}
+
+/// The pivot's result, written for a 0.1 client, whose own task id is
+/// `client`.
+pub fn result_out(family: Family, pivot: Value, client: &str) -> Result<Value> {
+    use Family::*;
+    const HERE: &str = "result";
+    match family {
+        Send => send_result_out(pivot, HERE, client),
+        Stream | Resubscribe => item_out(pivot, HERE, client),
+        GetTask | CancelTask => task_out(pivot, HERE, client),
+        PushSet | PushGet => push_config_out(pivot, HERE, client),
+        _ => Ok(pivot),
+    }
 }
 
 #[cfg(test)]

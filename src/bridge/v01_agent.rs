@@ -18,7 +18,8 @@ fn fresh_id() -> Value {
 }
 
 /// Params in the pivot as a 0.1 agent reads them.
-pub fn params_out(family: Family, pivot: Value, here: &str) -> Result<Value> {
+pub fn params_out(family: Family, pivot: Value) -> Result<Value> {
+    let here = "params";
     use Family::*;
     let mut obj = object(pivot, here)?;
     obj.remove("tenant");
@@ -122,7 +123,8 @@ pub fn task_in(value: Value, here: &str) -> Result<Value> {
 }
 
 /// A 0.1 result of any family into the pivot.
-pub fn result_in(family: Family, result: Value, here: &str) -> Result<Value> {
+pub fn result_in(family: Family, result: Value) -> Result<Value> {
+    let here = "result";
     use Family::*;
     match family {
         Send => Ok(json!({"task": task_in(result, here)?})),
@@ -184,7 +186,6 @@ mod tests {
             json!({"message": {"messageId": "m", "role": "ROLE_USER", "contextId": "c",
                 "parts": [{"text": "hi"}]},
                 "configuration": {"returnImmediately": false, "historyLength": 2}}),
-            "params",
         )
         .unwrap();
         assert!(got["id"].as_str().is_some_and(|id| id.len() == 36), "{got}");
@@ -198,7 +199,6 @@ mod tests {
             Family::Send,
             json!({"message": {"messageId": "m", "role": "ROLE_USER", "taskId": "t",
                 "parts": [{"text": "more"}]}}),
-            "params",
         )
         .unwrap();
         assert_eq!(follow["id"], "t", "a follow-up names its task");
@@ -211,7 +211,6 @@ mod tests {
             json!({"id": "t", "sessionId": "s", "status": {"state": "completed",
                 "message": {"role": "agent", "parts": [{"type": "text", "text": "ok"}]}},
                 "artifacts": [{"index": 0, "parts": [{"type": "text", "text": "x"}]}]}),
-            "result",
         )
         .unwrap();
         assert_eq!(task["task"]["contextId"], "s");
@@ -226,7 +225,6 @@ mod tests {
             Family::Stream,
             json!({"id": "t", "artifact": {"index": 1, "append": true, "lastChunk": false,
                 "parts": [{"type": "text", "text": "y"}]}}),
-            "result",
         )
         .unwrap();
         assert_eq!(
@@ -237,7 +235,6 @@ mod tests {
         let status = result_in(
             Family::Stream,
             json!({"id": "t", "status": {"state": "working"}, "final": false}),
-            "result",
         )
         .unwrap();
         assert_eq!(

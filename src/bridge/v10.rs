@@ -9,7 +9,9 @@
 use serde_json::Value;
 
 use super::fields::{map_list, map_member, object, rename, Obj};
+use super::v01::AgentTask;
 use super::Result;
+use crate::a2a::Family;
 
 const ROLES: [&str; 3] = ["ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"];
 const STATES: [&str; 9] = [
@@ -141,8 +143,9 @@ pub fn push_configs(value: Value, here: &str) -> Result<Value> {
 }
 
 /// The params of any request, by what the method does.
-pub fn params(family: crate::a2a::Family, value: Value, here: &str) -> Result<Value> {
-    use crate::a2a::Family::*;
+pub fn params_in(family: Family, value: Value, _: AgentTask<'_>) -> Result<Value> {
+    use Family::*;
+    let here = "params";
     let mut obj = object(value, here)?;
     match family {
         Send | Stream => {
@@ -178,6 +181,19 @@ pub fn params(family: crate::a2a::Family, value: Value, here: &str) -> Result<Va
         _ => {}
     }
     Ok(Value::Object(obj))
+}
+
+/// A 1.0 agent's result, checked as the pivot it already is.
+pub fn result_in(family: Family, result: Value) -> Result<Value> {
+    use Family::*;
+    const HERE: &str = "result";
+    match family {
+        Send | Stream | Resubscribe => item(result, HERE),
+        GetTask | CancelTask => task(result, HERE),
+        PushSet | PushGet => push_config(result, HERE),
+        PushList => push_configs(result, HERE),
+        _ => Ok(result),
+    }
 }
 
 #[cfg(test)]
