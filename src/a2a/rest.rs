@@ -20,7 +20,7 @@ pub struct RestRoute {
     /// call that passes through to an agent's HTTP+JSON interface as is.
     pub path: String,
     /// A 0.3 route (`/v1/...`): its body and answers are 0.3's ProtoJSON
-    /// (`crate::bridge::v03_rest`).
+    /// (`crate::bridge::v03::rest`).
     pub v03: bool,
 }
 

@@ -4,9 +4,9 @@
 //! gateway can speak, in the card's order, which is the agent's preference.
 //!
 //! The gateway speaks JSON-RPC in every version to agents, HTTP+JSON in
-//! 1.0 and 0.3 (`crate::a2a::rest_call`, `super::v03_rest_agent`), and
+//! 1.0 and 0.3 (`crate::a2a::rest_call`, `super::v03::rest_agent`), and
 //! gRPC in 1.0 and 0.3 (`crate::egress::grpc`,
-//! `super::v03_grpc_agent`).
+//! `super::v03::grpc_agent`).
 
 use crate::a2a::dialect::{Binding, Interface, Versions};
 use crate::a2a::Version;

@@ -3,7 +3,7 @@
 //! The pivot is the 1.0 model: the ProtoJSON of `lf.a2a.v1` with its JSON
 //! (lowerCamel) names, which is the normative model of A2A since 1.0. Each
 //! version has a reader into it and a writer out of it, one row of the
-//! table in `versions` (`v01`, `v03_calls`, `v10`), so a call between
+//! table in `versions` (`v01`, `v03::calls`, `v10`), so a call between
 //! any two versions is one read and one write, and a new version adds one
 //! row, not one per pair.
 //!
@@ -20,13 +20,8 @@ mod fields;
 pub mod headers;
 pub mod plan;
 pub mod request;
-mod v01;
-mod v01_agent;
-mod v03;
-mod v03_calls;
-pub mod v03_grpc_agent;
-pub mod v03_rest;
-pub mod v03_rest_agent;
+pub mod v01;
+pub mod v03;
 mod v10;
 mod versions;
 
@@ -55,3 +50,6 @@ impl std::fmt::Display for Untranslatable {
 }
 
 pub type Result<T> = std::result::Result<T, Untranslatable>;
+
+/// The agent's task id for a 0.1 client's, when one is known.
+pub type AgentTask<'a> = &'a dyn Fn(&str) -> Option<String>;

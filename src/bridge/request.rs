@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::v01::AgentTask;
+use super::AgentTask;
 use super::{versions, Result, Untranslatable};
 use crate::a2a::methods::METHODS;
 use crate::a2a::{Family, Version};

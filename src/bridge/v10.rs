@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::fields::{map_list, map_member, object, rename, Obj};
-use super::v01::AgentTask;
+use super::AgentTask;
 use super::Result;
 use crate::a2a::Family;
 

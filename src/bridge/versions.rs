@@ -6,8 +6,10 @@
 
 use serde_json::Value;
 
-use super::v01::AgentTask;
-use super::{v01, v01_agent, v03_calls, v10, Result};
+use super::v01::{self, agent as v01_agent};
+use super::v03::calls as v03_calls;
+use super::AgentTask;
+use super::{v10, Result};
 use crate::a2a::{Family, Version};
 
 /// One version's readers into the pivot and writers out of it.

@@ -65,7 +65,7 @@ pub(crate) enum ClientBinding {
     /// HTTP+JSON (`crate::a2a::rest`).
     Rest,
     /// HTTP+JSON 0.3 (`/v1/...`): the 1.0 call it is read as, answered in
-    /// 0.3's ProtoJSON (`crate::bridge::v03_rest`).
+    /// 0.3's ProtoJSON (`crate::bridge::v03::rest`).
     Rest03,
 }
 

@@ -2,7 +2,7 @@
 //! or 0.3, `a2a.v1.A2AService`; `crate::bridge::door`). The call on its
 //! way is the 1.0 JSON-RPC call (the client's, or the bridge's translation
 //! of it); here its params, the ProtoJSON of the RPC's request message
-//! (written in 0.3 first for a 0.3 agent: `crate::bridge::v03_grpc_agent`),
+//! (written in 0.3 first for a 0.3 agent: `crate::bridge::v03::grpc_agent`),
 //! become that message on the wire, sent over HTTP/2 as one gRPC frame. The agent's answer is said
 //! back as the JSON-RPC answer the rest of the way expects: a unary answer
 //! whole, a server stream as SSE events, one per message. A non-OK
@@ -20,7 +20,7 @@ use tonic_types::StatusExt;
 use super::params::{params_of, refusal};
 use crate::a2a::grpc::call::{answer_json, framed, next_message, request};
 use crate::a2a::{Family, Version};
-use crate::bridge::{v03_grpc_agent, v03_rest_agent};
+use crate::bridge::v03;
 use crate::http::body::{self, Body};
 use crate::http::error::table::code_for_rest;
 use crate::http::error::GatewayError;
@@ -49,7 +49,7 @@ pub(crate) fn call(
     };
     let params = match version {
         Version::V1_0 => params.unwrap_or_else(|| json!({})),
-        _ => v03_grpc_agent::params_out(family, params).map_err(|e| refusal(e, refused))?,
+        _ => v03::grpc_agent::params_out(family, params).map_err(|e| refusal(e, refused))?,
     };
     let (rpc_name, message) = request(version, family, params).map_err(refused)?;
     grpc_headers(&mut parts.headers, version);
@@ -152,8 +152,8 @@ fn result_json(version: Version, family: Family, message: &[u8]) -> Result<Vec<u
     }
     let value: Value = serde_json::from_slice(&said).map_err(|e| e.to_string())?;
     let value = match family {
-        Family::Stream | Family::Resubscribe => v03_rest_agent::item_in(value, "event"),
-        _ => v03_rest_agent::answer_in(family, value),
+        Family::Stream | Family::Resubscribe => v03::rest_agent::item_in(value, "event"),
+        _ => v03::rest_agent::answer_in(family, value),
     };
     let value = value.map_err(|e| format!("its 0.3 answer: {e}"))?;
     serde_json::to_vec(&value).map_err(|e| e.to_string())

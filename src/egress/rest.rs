@@ -18,7 +18,7 @@ use super::params::{params_of, refusal};
 use crate::a2a::rest_call::rest_call;
 use crate::a2a::{Family, Version};
 use crate::bridge::events::map_event_data;
-use crate::bridge::v03_rest_agent;
+use crate::bridge::v03;
 use crate::http::body::{self, Body};
 use crate::http::error::table::code_for_rest;
 use crate::http::error::GatewayError;
@@ -53,7 +53,7 @@ pub(crate) fn call(
     let (params, path) = match version {
         Version::V0_3 => {
             let params =
-                v03_rest_agent::params_out(family, params).map_err(|e| refusal(e, refused))?;
+                v03::rest_agent::params_out(family, params).map_err(|e| refusal(e, refused))?;
             (Some(params), format!("{path}/v1"))
         }
         _ => (params, path.to_string()),
@@ -123,7 +123,7 @@ where
     let mut bytes = crate::relay::whole::read(body, owner, within).await?;
     let id = id.map_or("null", |id| id.get());
     if let (Some(family), true) = (v03, parts.status.is_success()) {
-        bytes = read_0_3(&bytes, |v| v03_rest_agent::answer_in(family, v)).map_err(|why| {
+        bytes = read_0_3(&bytes, |v| v03::rest_agent::answer_in(family, v)).map_err(|why| {
             GatewayError::InvalidAgentResponse {
                 upstream: owner.to_string(),
                 detail: format!("its HTTP+JSON 0.3 answer: {why}"),
@@ -163,7 +163,7 @@ pub(crate) fn events(id: Option<&RawValue>, v03: bool) -> Rewrite {
             let read;
             let data = match v03 {
                 true => {
-                    read = read_0_3(data, |v| v03_rest_agent::item_in(v, "event"))?;
+                    read = read_0_3(data, |v| v03::rest_agent::item_in(v, "event"))?;
                     &read[..]
                 }
                 false => data,

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::a2a::rest::{with_body, Refused, RestRoute};
 use crate::a2a::Version;
 use crate::bridge::headers::VERSION as A2A_VERSION;
-use crate::bridge::v03_rest;
+use crate::bridge::v03;
 use crate::call::intake::check_content_type;
 use crate::egress::rest::RestRequest;
 use crate::http::error::GatewayError;
@@ -52,7 +52,7 @@ pub(crate) fn request(
         }
         let value: Value = serde_json::from_slice(&bytes).map_err(not_json)?;
         let value = match placed.v03 {
-            true => v03_rest::body_in(placed.method.family, value)
+            true => v03::rest::body_in(placed.method.family, value)
                 .map_err(|e| GatewayError::InvalidParams(e.to_string()))?,
             false => value,
         };

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::sse::{then, Rewrite};
 use crate::a2a::{Family, Version};
 use crate::bridge::events::map_event_data;
-use crate::bridge::v03_rest;
+use crate::bridge::v03;
 use crate::http::body::{self, Body, ReadError};
 use crate::http::error::{status_body, table::for_code, GatewayError};
 use crate::relay::whole::MAX_ANSWER;
@@ -41,7 +41,7 @@ pub(crate) async fn answer(response: Response<Body>, v03: Option<Family>) -> Res
         return Response::from_parts(parts, body::full(bytes));
     };
     let answer = match v03 {
-        Some(family) if status.is_success() => match v03_rest::answer_out(family, answer) {
+        Some(family) if status.is_success() => match v03::rest::answer_out(family, answer) {
             Ok(answer) => answer,
             Err(e) => return agent_failure(format!("its answer has no 0.3 form: {e}")),
         },
@@ -93,7 +93,7 @@ pub(crate) fn events(before: Option<(Rewrite, Version)>, v03: bool) -> (Rewrite,
             Some((status, said)) if !status.is_success() => {
                 Ok((Some("error"), said.to_string().into_bytes()))
             }
-            Some((_, said)) if v03 => match v03_rest::item_out(said, "event") {
+            Some((_, said)) if v03 => match v03::rest::item_out(said, "event") {
                 Ok(said) => Ok((None, said.to_string().into_bytes())),
                 Err(e) => Err(format!("an event has no 0.3 form: {e}")),
             },

@@ -1,6 +1,6 @@
 //! Agents that speak only A2A 0.1: a call from a client of another version
 //! encoded as `tasks/send` and its kin, and the 0.1 answers read back into the
-//! pivot (1.0). The other direction (0.1 clients) is `super::v01`.
+//! pivot (1.0). The other direction (0.1 clients) is `crate::bridge::v01`.
 //!
 //! A 0.1 agent lets its client pick the task id. A new task (a message
 //! without `taskId`) gets a fresh UUID from the gateway; the agent then
@@ -9,9 +9,9 @@
 
 use serde_json::{json, Value};
 
-use super::fields::{at, map_list, object, rename, Obj};
-use super::{v03, Result, Untranslatable};
 use crate::a2a::Family;
+use crate::bridge::fields::{at, map_list, object, rename, Obj};
+use crate::bridge::{v03, Result, Untranslatable};
 
 fn fresh_id() -> Value {
     Value::String(uuid::Uuid::new_v4().to_string())
@@ -111,10 +111,10 @@ pub fn task_in(value: Value, here: &str) -> Result<Value> {
     }
     if let Some(artifacts) = obj.remove("artifacts") {
         let path = at(here, "artifacts");
-        let list = super::fields::array(artifacts, &path)?
+        let list = crate::bridge::fields::array(artifacts, &path)?
             .into_iter()
             .enumerate()
-            .map(|(i, a)| artifact_in(a, &super::fields::item(&path, i)).map(|(a, _, _)| a))
+            .map(|(i, a)| artifact_in(a, &crate::bridge::fields::item(&path, i)).map(|(a, _, _)| a))
             .collect::<Result<Vec<_>>>()?;
         obj.insert("artifacts".into(), Value::Array(list));
     }

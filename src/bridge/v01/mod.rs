@@ -6,16 +6,18 @@
 //! `sessionId` is the conversation: it becomes the message's `contextId`.
 //! A 0.1 message has no id; the gateway gives it one. Parts are tagged with
 //! `type` where 0.3 says `kind`.
+//!
+//! This file is the client side (and 0.1's row of the version table with
+//! `agent`, the agent side).
+
+pub mod agent;
 
 use serde_json::{json, Value};
 
-use super::fields::{at, map_list, map_member, object, rename, required_text, Obj};
-use super::v03;
-use super::Result;
 use crate::a2a::Family;
-
-/// The agent's task id for a 0.1 client's, when one is known.
-pub type AgentTask<'a> = &'a dyn Fn(&str) -> Option<String>;
+use crate::bridge::fields::{at, map_list, map_member, object, rename, required_text, Obj};
+use crate::bridge::v03;
+use crate::bridge::{AgentTask, Result};
 
 /// 0.1 has fewer states: these are said by their nearest 0.1 meaning.
 const NEAREST_STATE: [(&str, &str); 2] =
@@ -139,7 +141,7 @@ pub fn send_result_out(value: Value, here: &str, client: &str) -> Result<Value> 
         return completed_by(message, here, client);
     }
     let why = "has neither task nor message";
-    Err(super::Untranslatable::new(here, why))
+    Err(crate::bridge::Untranslatable::new(here, why))
 }
 
 fn completed_by(message: Value, here: &str, client: &str) -> Result<Value> {
@@ -183,7 +185,7 @@ pub fn item_out(value: Value, here: &str, client: &str) -> Result<Value> {
         return Ok(json!({"id": client, "status": task["status"], "final": true}));
     } else {
         let why = "has none of task, message, statusUpdate, artifactUpdate";
-        return Err(super::Untranslatable::new(here, why));
+        return Err(crate::bridge::Untranslatable::new(here, why));
     };
     let status = status.unwrap_or_else(|| json!({}));
     let ends = status

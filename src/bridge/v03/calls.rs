@@ -1,13 +1,13 @@
 //! A2A 0.3's calls and results against the pivot (1.0), method family by
-//! family: its row in `super::versions`. The members are translated by
-//! `super::v03`.
+//! family: its row in `crate::bridge::versions`. The members are translated by
+//! `crate::bridge::v03`.
 
 use serde_json::{json, Value};
 
-use super::fields::{array, at, object, rename, Obj};
-use super::v01::AgentTask;
-use super::{v03, Result, Untranslatable};
 use crate::a2a::Family;
+use crate::bridge::fields::{array, at, object, rename, Obj};
+use crate::bridge::AgentTask;
+use crate::bridge::{v03, Result, Untranslatable};
 
 const HERE: &str = "params";
 const RESULT: &str = "result";

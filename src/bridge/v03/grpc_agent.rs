@@ -1,20 +1,21 @@
 //! Agents that speak gRPC only in 0.3 (`a2a.v1.A2AService`): the 1.0
 //! call's params as the 0.3 request message's ProtoJSON. That is 0.3
-//! HTTP+JSON's body (`super::v03_rest_agent`, whose table of what 0.3
+//! HTTP+JSON's body (`crate::bridge::v03::rest_agent`, whose table of what 0.3
 //! cannot carry applies), with the ids the REST routes carry in the path
 //! encoded as the message's resource names: `tasks/{id}`, and
 //! `tasks/{id}/pushNotificationConfigs/{configId}`. Answers are read back
-//! as 0.3 REST's are (`super::v03_rest_agent::answer_in`).
+//! as 0.3 REST's are (`crate::bridge::v03::rest_agent::answer_in`).
 
 use serde_json::Value;
 
-use super::fields::{object, Obj};
-use super::{v03_rest_agent, Result, Untranslatable};
+use super::rest_agent;
 use crate::a2a::Family;
+use crate::bridge::fields::{object, Obj};
+use crate::bridge::{Result, Untranslatable};
 
 /// The 1.0 params as the 0.3 gRPC request message's ProtoJSON.
 pub fn params_out(family: Family, params: Option<Value>) -> Result<Value> {
-    let said = v03_rest_agent::params_out(family, params)?;
+    let said = rest_agent::params_out(family, params)?;
     let mut obj = object(said, "params")?;
     match family {
         Family::GetTask | Family::CancelTask | Family::Resubscribe => {

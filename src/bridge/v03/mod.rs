@@ -6,11 +6,21 @@
 //! A 1.0 data part may hold any JSON value, a 0.3 one only an object: a
 //! non-object is sent as `{"value": …}` with `metadata.data_part_compat:
 //! true`, the convention the official SDKs use, and unwrapped on the way in.
+//!
+//! This file translates the model's objects; `calls` is 0.3's row of the
+//! version table (params and results by method family), `rest` and
+//! `rest_agent` its HTTP+JSON binding (client and agent side), `grpc_agent`
+//! its gRPC binding's messages.
+
+pub mod calls;
+pub mod grpc_agent;
+pub mod rest;
+pub mod rest_agent;
 
 use serde_json::{json, Value};
 
-use super::fields::{at, map_list, map_member, object, rename, text, Obj};
-use super::{Result, Untranslatable};
+use crate::bridge::fields::{at, map_list, map_member, object, rename, text, Obj};
+use crate::bridge::{Result, Untranslatable};
 
 /// Where a 0.3 data part says its `data` wraps a non-object value.
 const DATA_COMPAT: &str = "data_part_compat";
@@ -350,7 +360,7 @@ pub fn push_config_in(value: Value, here: &str) -> Result<Obj> {
         let path = at(here, "authentication");
         let mut auth = object(auth, &path)?;
         let schemes = auth.remove("schemes").unwrap_or(Value::Array(vec![]));
-        let schemes = super::fields::array(schemes, &at(&path, "schemes"))?;
+        let schemes = crate::bridge::fields::array(schemes, &at(&path, "schemes"))?;
         match schemes.as_slice() {
             [] => {}
             [one] => {

@@ -21,10 +21,10 @@
 
 use serde_json::{json, Value};
 
-use super::fields::{at, map_list, map_member, object, rename, Obj};
-use super::v03::{ends_stream, push_config_in, push_config_out};
-use super::{Result, Untranslatable};
 use crate::a2a::Family;
+use crate::bridge::fields::{at, map_list, map_member, object, rename, Obj};
+use crate::bridge::v03::{ends_stream, push_config_in, push_config_out};
+use crate::bridge::{Result, Untranslatable};
 
 const CANCELLED_03: &str = "TASK_STATE_CANCELLED";
 const CANCELED_10: &str = "TASK_STATE_CANCELED";

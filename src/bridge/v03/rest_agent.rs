@@ -1,7 +1,7 @@
 //! Agents that speak HTTP+JSON only in 0.3 (`/v1/...`): the 1.0 call's
 //! params written in 0.3's ProtoJSON (the routes are 1.0's under `/v1`, see
 //! `crate::a2a::rest_call`), and the agent's 0.3 answers read back into
-//! 1.0. The other direction of `super::v03_rest`, whose table applies.
+//! 1.0. The other direction of `crate::bridge::v03::rest`, whose table applies.
 //!
 //! What 0.3 cannot carry, as for 0.3 REST clients: a part's `metadata` and
 //! `filename`, a message's `referenceTaskIds`, a text or data part's
@@ -9,11 +9,11 @@
 
 use serde_json::{json, Value};
 
-use super::fields::{at, map_list, map_member, object, rename, Obj};
-use super::v03::{push_config_in, push_config_out};
-use super::v03_rest::{message_in, message_out, part_in};
-use super::{Result, Untranslatable};
 use crate::a2a::Family;
+use crate::bridge::fields::{at, map_list, map_member, object, rename, Obj};
+use crate::bridge::v03::rest::{message_in, message_out, part_in};
+use crate::bridge::v03::{push_config_in, push_config_out};
+use crate::bridge::{Result, Untranslatable};
 
 /// The 1.0 params as a 0.3 REST call's: what `rest_call` places in the
 /// path, the query and the body under `/v1`.

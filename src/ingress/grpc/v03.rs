@@ -4,7 +4,7 @@
 //! REST call its route gives: the message's ProtoJSON is the body, its
 //! resource names (`tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{c}`)
 //! the path. It then goes the 0.3 REST call's way (`crate::ingress::rest`,
-//! `crate::bridge::v03_rest`), and its REST answer is read back into the
+//! `crate::bridge::v03::rest`), and its REST answer is read back into the
 //! RPC's answer message; a `google.rpc.Status` becomes the gRPC status,
 //! its ErrorInfo kept. Streams are the REST stream's events, one message
 //! each. 0.3 has no tenant: a 0.3 gRPC call names an agent only by the
