@@ -39,7 +39,7 @@ use crate::http::body::Body;
 use crate::http::error::grpc::{status_from_code, status_from_row};
 use crate::http::error::table::{for_code, Mapped};
 use crate::state::{AppState, ConnInfo};
-use metadata::{bounded, deadline, not_json, past_deadline, read_whole, sse_items};
+use metadata::{deadline, not_json, read_whole};
 use serve::{into_gateway_body, serve_call, GrpcCall};
 
 /// The JSON-RPC answer to a call is read whole up to this size.
@@ -82,27 +82,19 @@ pub async fn handle(
         }
     }
     let server = |call, limit| {
-        v1::a2a_service_server::A2aServiceServer::new(Service10(call))
+        v1::a2a_service_server::A2aServiceServer::new(call)
             .max_decoding_message_size(limit)
             .max_encoding_message_size(MAX_ANSWER)
     };
     serve_call(state, conn, request, deadline, server).await
 }
 
-/// The 1.0 service (`lf.a2a.v1.A2AService`) for one call.
-struct Service10(GrpcCall);
-
-impl std::ops::Deref for Service10 {
-    type Target = GrpcCall;
-    fn deref(&self) -> &GrpcCall {
-        &self.0
-    }
-}
-
-impl Service10 {
+/// The 1.0 service (`lf.a2a.v1.A2AService`): each call goes as the
+/// JSON-RPC 1.0 call it is.
+impl GrpcCall {
     /// The call, written as its JSON-RPC 1.0 `method`, through the gateway:
     /// its JSON-RPC answer.
-    async fn call<Q: Serialize + Tenanted>(
+    async fn send_as_jsonrpc<Q: Serialize + Tenanted>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
@@ -157,32 +149,34 @@ impl Service10 {
             request,
             agent,
         ));
-        match self.deadline {
-            Some(deadline) => {
-                (tokio::time::timeout_at(deadline, served).await).map_err(|_| past_deadline())
-            }
-            None => Ok(served.await),
-        }
+        self.within(served).await
     }
 
-    /// The call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
-    async fn unary<Q: Serialize + Tenanted, A: DeserializeOwned + Default>(
+    /// A unary call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
+    async fn unary_as_jsonrpc<Q: Serialize + Tenanted, A: DeserializeOwned + Default>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<A>, Status> {
-        let response = self.call(method, request).await?;
-        let Some(response) = self.passed.unless_passed(response) else {
-            // Not sent: `handle` answers with the agent's own answer.
-            return Ok(tonic::Response::new(A::default()));
-        };
+        let response = self.send_as_jsonrpc(method, request).await?;
         let what = || format!("{method} answer");
-        let read = match self.deadline {
-            Some(deadline) => (tokio::time::timeout_at(deadline, result_of(response, what)).await)
-                .map_err(|_| past_deadline())??,
-            None => result_of(response, what).await?,
-        };
-        Ok(tonic::Response::new(read))
+        self.unary_answer(response, |response| result_of(response, what))
+            .await
+    }
+
+    /// A streaming call as its JSON-RPC 1.0 `method`: the agent's SSE
+    /// events, each encoded as a `StreamResponse`; an error event ends the
+    /// stream with its status.
+    async fn streamed_as_jsonrpc<Q: Serialize + Tenanted>(
+        &self,
+        method: &'static str,
+        request: tonic::Request<Q>,
+    ) -> Result<tonic::Response<Answers>, Status> {
+        let response = self.send_as_jsonrpc(method, request).await?;
+        let whole = |response| result_of(response, || "StreamResponse".into());
+        // Each event's data is a JSON-RPC answer.
+        let event = |answer| answer_result(answer, None).and_then(stream_item);
+        self.stream_answer(response, whole, event).await
     }
 }
 
@@ -320,40 +314,6 @@ fn error_status(error: Value, own: Option<Mapped>) -> Status {
 /// A server stream's answers.
 type Answers = metadata::Answers<v1::StreamResponse>;
 
-impl Service10 {
-    /// A streaming call as its JSON-RPC 1.0 `method`: the agent's SSE
-    /// events, each encoded as a `StreamResponse`. A refusal before the
-    /// stream starts is the call's status; an error event ends the stream
-    /// with its status.
-    async fn streamed<Q: Serialize + Tenanted>(
-        &self,
-        method: &'static str,
-        request: tonic::Request<Q>,
-    ) -> Result<tonic::Response<Answers>, Status> {
-        let response = self.call(method, request).await?;
-        let Some(response) = self.passed.unless_passed(response) else {
-            // Not sent: `handle` answers with the agent's own stream.
-            return Ok(tonic::Response::new(
-                Box::pin(futures_util::stream::empty()),
-            ));
-        };
-        if !crate::relay::is_event_stream(response.headers()) {
-            // A refusal, or an agent that answered the stream at once.
-            let item = Ok(result_of(response, || "StreamResponse".into()).await?);
-            return Ok(tonic::Response::new(Box::pin(futures_util::stream::iter(
-                [item],
-            ))));
-        }
-        // Each event's data is a JSON-RPC answer.
-        let read = |answer| answer_result(answer, None).and_then(stream_item);
-        let events: Answers = Box::pin(sse_items(response.into_body(), read));
-        Ok(tonic::Response::new(match self.deadline {
-            Some(deadline) => bounded(events, deadline),
-            None => events,
-        }))
-    }
-}
-
 /// One stream result as a `StreamResponse`.
 fn stream_item(result: Value) -> Result<v1::StreamResponse, Status> {
     serde_json::from_value(result).map_err(|e| {
@@ -363,12 +323,12 @@ fn stream_item(result: Value) -> Result<v1::StreamResponse, Status> {
 }
 
 #[tonic::async_trait]
-impl v1::a2a_service_server::A2aService for Service10 {
+impl v1::a2a_service_server::A2aService for GrpcCall {
     async fn send_message(
         &self,
         request: tonic::Request<v1::SendMessageRequest>,
     ) -> Result<tonic::Response<v1::SendMessageResponse>, Status> {
-        self.unary("SendMessage", request).await
+        self.unary_as_jsonrpc("SendMessage", request).await
     }
 
     type SendStreamingMessageStream = Answers;
@@ -377,28 +337,29 @@ impl v1::a2a_service_server::A2aService for Service10 {
         &self,
         request: tonic::Request<v1::SendMessageRequest>,
     ) -> Result<tonic::Response<Answers>, Status> {
-        self.streamed("SendStreamingMessage", request).await
+        self.streamed_as_jsonrpc("SendStreamingMessage", request)
+            .await
     }
 
     async fn get_task(
         &self,
         request: tonic::Request<v1::GetTaskRequest>,
     ) -> Result<tonic::Response<v1::Task>, Status> {
-        self.unary("GetTask", request).await
+        self.unary_as_jsonrpc("GetTask", request).await
     }
 
     async fn list_tasks(
         &self,
         request: tonic::Request<v1::ListTasksRequest>,
     ) -> Result<tonic::Response<v1::ListTasksResponse>, Status> {
-        self.unary("ListTasks", request).await
+        self.unary_as_jsonrpc("ListTasks", request).await
     }
 
     async fn cancel_task(
         &self,
         request: tonic::Request<v1::CancelTaskRequest>,
     ) -> Result<tonic::Response<v1::Task>, Status> {
-        self.unary("CancelTask", request).await
+        self.unary_as_jsonrpc("CancelTask", request).await
     }
 
     type SubscribeToTaskStream = Answers;
@@ -407,14 +368,14 @@ impl v1::a2a_service_server::A2aService for Service10 {
         &self,
         request: tonic::Request<v1::SubscribeToTaskRequest>,
     ) -> Result<tonic::Response<Answers>, Status> {
-        self.streamed("SubscribeToTask", request).await
+        self.streamed_as_jsonrpc("SubscribeToTask", request).await
     }
 
     async fn create_task_push_notification_config(
         &self,
         request: tonic::Request<v1::TaskPushNotificationConfig>,
     ) -> Result<tonic::Response<v1::TaskPushNotificationConfig>, Status> {
-        self.unary("CreateTaskPushNotificationConfig", request)
+        self.unary_as_jsonrpc("CreateTaskPushNotificationConfig", request)
             .await
     }
 
@@ -422,21 +383,23 @@ impl v1::a2a_service_server::A2aService for Service10 {
         &self,
         request: tonic::Request<v1::GetTaskPushNotificationConfigRequest>,
     ) -> Result<tonic::Response<v1::TaskPushNotificationConfig>, Status> {
-        self.unary("GetTaskPushNotificationConfig", request).await
+        self.unary_as_jsonrpc("GetTaskPushNotificationConfig", request)
+            .await
     }
 
     async fn list_task_push_notification_configs(
         &self,
         request: tonic::Request<v1::ListTaskPushNotificationConfigsRequest>,
     ) -> Result<tonic::Response<v1::ListTaskPushNotificationConfigsResponse>, Status> {
-        self.unary("ListTaskPushNotificationConfigs", request).await
+        self.unary_as_jsonrpc("ListTaskPushNotificationConfigs", request)
+            .await
     }
 
     async fn get_extended_agent_card(
         &self,
         request: tonic::Request<v1::GetExtendedAgentCardRequest>,
     ) -> Result<tonic::Response<v1::AgentCard>, Status> {
-        self.unary("GetExtendedAgentCard", request).await
+        self.unary_as_jsonrpc("GetExtendedAgentCard", request).await
     }
 
     async fn delete_task_push_notification_config(
@@ -444,7 +407,7 @@ impl v1::a2a_service_server::A2aService for Service10 {
         request: tonic::Request<v1::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<tonic::Response<pbjson_types::Empty>, Status> {
         // The JSON-RPC result is null (or an empty object): nothing to read.
-        self.unary::<_, Value>("DeleteTaskPushNotificationConfig", request)
+        self.unary_as_jsonrpc::<_, Value>("DeleteTaskPushNotificationConfig", request)
             .await?;
         Ok(tonic::Response::new(pbjson_types::Empty::default()))
     }

@@ -1,14 +1,18 @@
 //! One request through one of tonic's generated servers (the A2A
 //! service, health, reflection), its answer as the gateway's body type.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
+use serde_json::Value;
+use tonic::Status;
 
 use super::frames::{frames_of, KeptAnswer};
+use super::metadata::{bounded, past_deadline, sse_items, Answers};
 use crate::http::body::Body;
 use crate::state::{AppState, ConnInfo};
 
@@ -25,6 +29,66 @@ pub(crate) struct GrpcCall {
     /// The agent's own answer, when the call passed through: the answer
     /// instead of tonic's.
     pub(crate) passed: KeptAnswer,
+}
+
+/// What both A2A services do with the gateway's answer to a call; each
+/// service says how its calls are encoded and its answers decoded.
+impl GrpcCall {
+    /// `work`, bounded by the call's deadline: DEADLINE_EXCEEDED past it.
+    pub(crate) async fn within<T>(&self, work: impl Future<Output = T>) -> Result<T, Status> {
+        match self.deadline {
+            Some(deadline) => {
+                (tokio::time::timeout_at(deadline, work).await).map_err(|_| past_deadline())
+            }
+            None => Ok(work.await),
+        }
+    }
+
+    /// A unary RPC's answer: `response` decoded by `read`, within the
+    /// deadline. When the agent's own answer passed through, tonic's is a
+    /// placeholder: `serve_call` answers with the agent's.
+    pub(crate) async fn unary_answer<A: Default, F>(
+        &self,
+        response: Response<Body>,
+        read: impl FnOnce(Response<Body>) -> F,
+    ) -> Result<tonic::Response<A>, Status>
+    where
+        F: Future<Output = Result<A, Status>>,
+    {
+        let Some(response) = self.passed.unless_passed(response) else {
+            return Ok(tonic::Response::new(A::default()));
+        };
+        self.within(read(response)).await?.map(tonic::Response::new)
+    }
+
+    /// A server stream's answers: each SSE event's data decoded by
+    /// `event`, the stream bounded by the deadline. An answer that is not
+    /// a stream (a refusal, or an agent that answered at once) is decoded
+    /// by `whole`: its error is the call's status.
+    pub(crate) async fn stream_answer<A: Send + 'static, F>(
+        &self,
+        response: Response<Body>,
+        whole: impl FnOnce(Response<Body>) -> F,
+        event: fn(Value) -> Result<A, Status>,
+    ) -> Result<tonic::Response<Answers<A>>, Status>
+    where
+        F: Future<Output = Result<A, Status>>,
+    {
+        let Some(response) = self.passed.unless_passed(response) else {
+            let none = futures_util::stream::empty();
+            return Ok(tonic::Response::new(Box::pin(none)));
+        };
+        if !crate::relay::is_event_stream(response.headers()) {
+            let item = self.within(whole(response)).await??;
+            let one = futures_util::stream::iter([Ok(item)]);
+            return Ok(tonic::Response::new(Box::pin(one)));
+        }
+        let events: Answers<A> = Box::pin(sse_items(response.into_body(), event));
+        Ok(tonic::Response::new(match self.deadline {
+            Some(deadline) => bounded(events, deadline),
+            None => events,
+        }))
+    }
 }
 
 /// Reads the client's frames whole (a call to a gRPC agent of its version

@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tonic::Status;
 
-use super::metadata::{bounded, past_deadline, read_json, sse_items, Answers};
+use super::metadata::{read_json, Answers};
 use super::serve::{serve_call, GrpcCall};
 use crate::a2a::grpc::v03;
 use crate::http::body::Body;
@@ -36,21 +36,11 @@ pub(crate) async fn handle(
     deadline: Option<tokio::time::Instant>,
 ) -> Response<Body> {
     let server = |call, limit| {
-        v03::a2a_service_server::A2aServiceServer::new(Service03(call))
+        v03::a2a_service_server::A2aServiceServer::new(call)
             .max_decoding_message_size(limit)
             .max_encoding_message_size(super::metadata::MAX_ANSWER)
     };
     serve_call(state, conn, request, deadline, server).await
-}
-
-/// The 0.3 service (`a2a.v1.A2AService`) for one call.
-struct Service03(GrpcCall);
-
-impl std::ops::Deref for Service03 {
-    type Target = GrpcCall;
-    fn deref(&self) -> &GrpcCall {
-        &self.0
-    }
 }
 
 /// A 0.3 REST call: its method, path (and query) under `/v1`, and body.
@@ -110,9 +100,11 @@ fn segment(id: &str) -> String {
     utf8_percent_encode(id, NON_ALPHANUMERIC).to_string()
 }
 
-impl Service03 {
+/// The 0.3 service (`a2a.v1.A2AService`): each call goes as the 0.3 REST
+/// call its route gives.
+impl GrpcCall {
     /// The call as its REST call, through the gateway: the REST answer.
-    async fn call<Q>(
+    async fn send_as_rest<Q>(
         &self,
         request: tonic::Request<Q>,
         rest: Rest,
@@ -158,68 +150,37 @@ impl Service03 {
             agent,
             placed,
         );
-        match self.deadline {
-            Some(deadline) => {
-                (tokio::time::timeout_at(deadline, served).await).map_err(|_| past_deadline())
-            }
-            None => Ok(served.await),
-        }
+        self.within(served).await
     }
 
     /// A unary call: the REST answer read back as `A`.
-    async fn unary<Q, A: DeserializeOwned + Default>(
+    async fn unary_as_rest<Q, A: DeserializeOwned + Default>(
         &self,
         request: tonic::Request<Q>,
         rest: Rest,
     ) -> Result<tonic::Response<A>, Status> {
-        let response = self.call(request, rest).await?;
-        let Some(response) = self.passed.unless_passed(response) else {
-            // Not sent: `handle` answers with the agent's own answer.
-            return Ok(tonic::Response::new(A::default()));
-        };
-        let read = async {
-            let ok = response.status().is_success();
-            let answer = read_json(response.into_body()).await?;
-            answer_of::<A>(answer, ok)
-        };
-        let answer = match self.deadline {
-            Some(deadline) => {
-                (tokio::time::timeout_at(deadline, read).await).map_err(|_| past_deadline())??
-            }
-            None => read.await?,
-        };
-        Ok(tonic::Response::new(answer))
+        let response = self.send_as_rest(request, rest).await?;
+        self.unary_answer(response, rest_answer).await
     }
 
-    /// A streaming call: the REST stream's events, each a `StreamResponse`.
-    async fn streamed<Q>(
+    /// A streaming call: the REST stream's events, each a `StreamResponse`
+    /// or the status that ends it.
+    async fn streamed_as_rest<Q>(
         &self,
         request: tonic::Request<Q>,
         rest: Rest,
     ) -> Result<tonic::Response<Answers<v03::StreamResponse>>, Status> {
-        let response = self.call(request, rest).await?;
-        let Some(response) = self.passed.unless_passed(response) else {
-            // Not sent: `handle` answers with the agent's own stream.
-            return Ok(tonic::Response::new(
-                Box::pin(futures_util::stream::empty()),
-            ));
-        };
-        if !crate::relay::is_event_stream(response.headers()) {
-            let ok = response.status().is_success();
-            let answer = read_json(response.into_body()).await?;
-            let item = answer_of::<v03::StreamResponse>(answer, ok);
-            return Ok(tonic::Response::new(Box::pin(futures_util::stream::iter(
-                [item],
-            ))));
-        }
-        // Each event's data is a `StreamResponse`, or the status that ends it.
-        let read = |answer| answer_of(answer, true);
-        let events: Answers<v03::StreamResponse> = Box::pin(sse_items(response.into_body(), read));
-        Ok(tonic::Response::new(match self.deadline {
-            Some(deadline) => bounded(events, deadline),
-            None => events,
-        }))
+        let response = self.send_as_rest(request, rest).await?;
+        let event = |answer| answer_of(answer, true);
+        self.stream_answer(response, rest_answer, event).await
     }
+}
+
+/// A whole REST answer read as `A`.
+async fn rest_answer<A: DeserializeOwned>(response: Response<Body>) -> Result<A, Status> {
+    let ok = response.status().is_success();
+    let answer = read_json(response.into_body()).await?;
+    answer_of(answer, ok)
 }
 
 /// A whole REST answer: the message, or its `google.rpc.Status`.
@@ -242,13 +203,13 @@ fn answer_of<A: DeserializeOwned>(answer: Value, ok: bool) -> Result<A, Status> 
 type Stream03 = Answers<v03::StreamResponse>;
 
 #[tonic::async_trait]
-impl v03::a2a_service_server::A2aService for Service03 {
+impl v03::a2a_service_server::A2aService for GrpcCall {
     async fn send_message(
         &self,
         request: tonic::Request<v03::SendMessageRequest>,
     ) -> Result<tonic::Response<v03::SendMessageResponse>, Status> {
         let rest = Rest::new(Method::POST, "/v1/message:send".into()).with(request.get_ref())?;
-        self.unary(request, rest).await
+        self.unary_as_rest(request, rest).await
     }
 
     type SendStreamingMessageStream = Stream03;
@@ -258,7 +219,7 @@ impl v03::a2a_service_server::A2aService for Service03 {
         request: tonic::Request<v03::SendMessageRequest>,
     ) -> Result<tonic::Response<Stream03>, Status> {
         let rest = Rest::new(Method::POST, "/v1/message:stream".into()).with(request.get_ref())?;
-        self.streamed(request, rest).await
+        self.streamed_as_rest(request, rest).await
     }
 
     async fn get_task(
@@ -270,7 +231,8 @@ impl v03::a2a_service_server::A2aService for Service03 {
         if asked.history_length > 0 {
             path.push_str(&format!("?historyLength={}", asked.history_length));
         }
-        self.unary(request, Rest::new(Method::GET, path)).await
+        self.unary_as_rest(request, Rest::new(Method::GET, path))
+            .await
     }
 
     async fn cancel_task(
@@ -281,7 +243,8 @@ impl v03::a2a_service_server::A2aService for Service03 {
             "/v1/tasks/{}:cancel",
             task_of(&request.get_ref().name, "name")?
         );
-        self.unary(request, Rest::new(Method::POST, path)).await
+        self.unary_as_rest(request, Rest::new(Method::POST, path))
+            .await
     }
 
     type TaskSubscriptionStream = Stream03;
@@ -294,7 +257,8 @@ impl v03::a2a_service_server::A2aService for Service03 {
             "/v1/tasks/{}:subscribe",
             task_of(&request.get_ref().name, "name")?
         );
-        self.streamed(request, Rest::new(Method::GET, path)).await
+        self.streamed_as_rest(request, Rest::new(Method::GET, path))
+            .await
     }
 
     async fn create_task_push_notification_config(
@@ -304,7 +268,7 @@ impl v03::a2a_service_server::A2aService for Service03 {
         let task = task_of(&request.get_ref().parent, "parent")?;
         let path = format!("/v1/tasks/{task}/pushNotificationConfigs");
         let rest = Rest::new(Method::POST, path).with(request.get_ref())?;
-        self.unary(request, rest).await
+        self.unary_as_rest(request, rest).await
     }
 
     async fn get_task_push_notification_config(
@@ -313,7 +277,8 @@ impl v03::a2a_service_server::A2aService for Service03 {
     ) -> Result<tonic::Response<v03::TaskPushNotificationConfig>, Status> {
         let (task, config) = config_of(&request.get_ref().name)?;
         let path = format!("/v1/tasks/{task}/pushNotificationConfigs/{config}");
-        self.unary(request, Rest::new(Method::GET, path)).await
+        self.unary_as_rest(request, Rest::new(Method::GET, path))
+            .await
     }
 
     async fn list_task_push_notification_config(
@@ -322,14 +287,15 @@ impl v03::a2a_service_server::A2aService for Service03 {
     ) -> Result<tonic::Response<v03::ListTaskPushNotificationConfigResponse>, Status> {
         let task = task_of(&request.get_ref().parent, "parent")?;
         let path = format!("/v1/tasks/{task}/pushNotificationConfigs");
-        self.unary(request, Rest::new(Method::GET, path)).await
+        self.unary_as_rest(request, Rest::new(Method::GET, path))
+            .await
     }
 
     async fn get_agent_card(
         &self,
         request: tonic::Request<v03::GetAgentCardRequest>,
     ) -> Result<tonic::Response<v03::AgentCard>, Status> {
-        self.unary(request, Rest::new(Method::GET, "/v1/card".into()))
+        self.unary_as_rest(request, Rest::new(Method::GET, "/v1/card".into()))
             .await
     }
 
@@ -339,7 +305,7 @@ impl v03::a2a_service_server::A2aService for Service03 {
     ) -> Result<tonic::Response<pbjson_types::Empty>, Status> {
         let (task, config) = config_of(&request.get_ref().name)?;
         let path = format!("/v1/tasks/{task}/pushNotificationConfigs/{config}");
-        self.unary::<_, Value>(request, Rest::new(Method::DELETE, path))
+        self.unary_as_rest::<_, Value>(request, Rest::new(Method::DELETE, path))
             .await?;
         Ok(tonic::Response::new(pbjson_types::Empty::default()))
     }
