@@ -173,6 +173,56 @@ struct ErrorObject<'a> {
     data: Option<&'a Value>,
 }
 
+/// A JSON-RPC request envelope. `id` absent: a notification.
+#[derive(Serialize)]
+struct RequestEnvelope<'a, I, P> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<I>,
+    method: &'a str,
+    params: &'a P,
+}
+
+/// Writes a JSON-RPC request into `writer`: the one writer of request
+/// envelopes, for every call the gateway makes or translates.
+pub fn write_request<W: std::io::Write, I: Serialize, P: Serialize>(
+    writer: W,
+    id: Option<I>,
+    method: &str,
+    params: &P,
+) -> serde_json::Result<()> {
+    let envelope = RequestEnvelope {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    };
+    serde_json::to_writer(writer, &envelope)
+}
+
+/// A JSON-RPC request as bytes (`write_request`).
+pub fn request_body<I: Serialize, P: Serialize>(
+    id: Option<I>,
+    method: &str,
+    params: &P,
+) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(128);
+    write_request(&mut out, id, method, params)?;
+    Ok(out)
+}
+
+/// A success response whose `result` is JSON text already (an agent's
+/// result, kept as it wrote it); `id` is JSON text too.
+pub fn result_raw(id: &str, result: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(result.len() + id.len() + 36);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.push(b'}');
+    out
+}
+
 /// A complete JSON-RPC success response carrying `result`.
 pub fn result_body(id: Option<&RawValue>, result: &Value) -> Bytes {
     #[derive(Serialize)]
@@ -217,6 +267,25 @@ pub fn error_body(id: Option<&RawValue>, code: i32, message: &str, data: Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_envelope_writers_write_one_shape() {
+        let params = serde_json::json!({"id": "t"});
+        let call = request_body(Some("p"), "GetTask", &params).unwrap();
+        assert_eq!(
+            call,
+            br#"{"jsonrpc":"2.0","id":"p","method":"GetTask","params":{"id":"t"}}"#
+        );
+        let notification = request_body(None::<&RawValue>, "tasks/get", &params).unwrap();
+        assert_eq!(
+            notification,
+            br#"{"jsonrpc":"2.0","method":"tasks/get","params":{"id":"t"}}"#
+        );
+        assert_eq!(
+            result_raw("7", br#"{"task":{}}"#),
+            br#"{"jsonrpc":"2.0","id":7,"result":{"task":{}}}"#
+        );
+    }
 
     fn err(body: &str) -> (Option<String>, i32, String) {
         let e = parse(body.as_bytes()).unwrap_err();

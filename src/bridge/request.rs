@@ -1,27 +1,16 @@
 //! A call in the client's version, as the agent's version says it: the
 //! method's name and its params, through the pivot (1.0).
 
-use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::AgentTask;
 use super::{versions, Result, Untranslatable};
+use crate::a2a::jsonrpc;
 use crate::a2a::methods::METHODS;
 use crate::a2a::{Family, Version};
 
 const HERE: &str = "params";
-
-/// The JSON-RPC request the agent gets.
-#[derive(Serialize)]
-struct Outgoing<'a> {
-    jsonrpc: &'static str,
-    /// The client's own id: the answer then mirrors it as it is.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a RawValue>,
-    method: &'static str,
-    params: Value,
-}
 
 /// The name of the method that does `family` in `version`. 0.1 shares
 /// `tasks/get`, `tasks/cancel` and `tasks/resubscribe` with 0.3.
@@ -71,14 +60,9 @@ pub fn translate(
     let mut pivot = (versions::row(client).params_in)(family, params, agent_task)?;
     let context = context_of(&mut pivot, agent);
     let params = (versions::row(agent).params_out)(family, pivot)?;
-    let outgoing = Outgoing {
-        jsonrpc: "2.0",
-        id,
-        method,
-        params,
-    };
-    let body =
-        serde_json::to_vec(&outgoing).map_err(|e| Untranslatable::new(HERE, e.to_string()))?;
+    // The client's own id: the answer then mirrors it as it is.
+    let body = jsonrpc::request_body(id, method, &params)
+        .map_err(|e| Untranslatable::new(HERE, e.to_string()))?;
     Ok(Translated { body, context })
 }
 

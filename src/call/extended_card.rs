@@ -240,18 +240,13 @@ async fn fetch_extended(
         (false, true) => "agent/getAuthenticatedExtendedCard",
         _ => return None,
     };
-    let call = json!({"jsonrpc": "2.0", "id": "a2a-gateway-extended-card", "method": method, "params": {}});
+    let call = jsonrpc::request_body(Some("a2a-gateway-extended-card"), method, &json!({}));
     let caller = Caller {
         consumed: state.consumed.as_ref(),
         subject: identity.map(|i| i.subject.as_str()),
         trace: None,
     };
-    let mut call = upstream.rpc_call_as(
-        parts,
-        Bytes::from(call.to_string()),
-        origin.clone(),
-        &caller,
-    );
+    let mut call = upstream.rpc_call_as(parts, Bytes::from(call.ok()?), origin.clone(), &caller);
     let h = call.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

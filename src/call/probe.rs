@@ -13,7 +13,7 @@ use http::request::Parts;
 use http::{header, HeaderValue, Uri};
 use serde_json::Value;
 
-use crate::a2a::{Family, Version};
+use crate::a2a::{jsonrpc, Family, Version};
 use crate::egress;
 use crate::telemetry::trace::Probe;
 use crate::upstream::{Caller, Exchanged, Origin, RpcCall, Upstream};
@@ -47,13 +47,9 @@ fn get_task(task: &str, version: Version) -> Bytes {
         Version::V1_0 => "GetTask",
         _ => "tasks/get",
     };
-    let call = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": "a2a-gateway-probe",
-        "method": method,
-        "params": {"id": task, "historyLength": 0},
-    });
-    Bytes::from(call.to_string())
+    let params = serde_json::json!({"id": task, "historyLength": 0});
+    let call = jsonrpc::request_body(Some("a2a-gateway-probe"), method, &params);
+    Bytes::from(call.unwrap_or_default())
 }
 
 /// The probe of one candidate, in its agent binding.

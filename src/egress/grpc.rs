@@ -19,6 +19,7 @@ use tonic_types::StatusExt;
 
 use super::params::{params_of, refusal};
 use crate::a2a::grpc::call::{answer_json, framed, next_message, request};
+use crate::a2a::jsonrpc::{error_body, result_raw};
 use crate::a2a::{Family, Version};
 use crate::bridge::v03;
 use crate::http::body::{self, Body};
@@ -190,7 +191,7 @@ pub(crate) async fn answer(
                         Some(message) => message,
                         None => return Err(invalid("OK, with no message".into())),
                     };
-                    result(
+                    result_raw(
                         id,
                         &result_json(version, family, &message).map_err(invalid)?,
                     )
@@ -255,7 +256,7 @@ pub(crate) fn events(
                     Err(why) => return Some((Err(broke(why)), None)),
                     Ok(Some(message)) => {
                         let said = result_json(version, Family::Stream, &message)
-                            .map(|json| event(&result(&id, &json)))
+                            .map(|json| event(&result_raw(&id, &json)))
                             .map_err(broke);
                         let next = said.is_ok().then_some((body, buffer));
                         return Some((said.map(http_body::Frame::data), next));
@@ -306,17 +307,6 @@ fn event(data: &[u8]) -> Bytes {
     out.freeze()
 }
 
-/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`.
-fn result(id: &str, result: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(result.len() + id.len() + 36);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(br#","result":"#);
-    out.extend_from_slice(result);
-    out.push(b'}');
-    out
-}
-
 /// A non-OK status as the JSON-RPC error it names: its ErrorInfo's reason
 /// (else its code) gives the error's code, the ErrorInfo's metadata its
 /// data.
@@ -328,12 +318,11 @@ fn error(id: &str, status: &tonic::Status) -> Vec<u8> {
         reason,
         Some(crate::http::error::grpc::code_name(status.code())),
     );
-    let mut said = json!({"code": code, "message": status.message()});
-    if let Some(info) = info.filter(|i| !i.metadata.is_empty()) {
-        said["data"] = json!(info.metadata);
-    }
-    let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": said})).unwrap_or_default()
+    let data = info
+        .filter(|i| !i.metadata.is_empty())
+        .map(|i| json!(i.metadata));
+    let id = serde_json::from_str::<&RawValue>(id).ok();
+    error_body(id, code, status.message(), data.as_ref()).to_vec()
 }
 
 #[cfg(test)]

@@ -12,9 +12,10 @@ use http::request::Parts;
 use http::{header, HeaderValue, Response, StatusCode};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::params::{params_of, refusal};
+use crate::a2a::jsonrpc::{error_body, result_raw};
 use crate::a2a::rest_call::rest_call;
 use crate::a2a::{Family, Version};
 use crate::bridge::events::map_event_data;
@@ -199,13 +200,7 @@ fn result(id: &str, result: &[u8]) -> Option<Vec<u8>> {
             result
         }
     };
-    let mut out = Vec::with_capacity(result.len() + id.len() + 36);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(br#","result":"#);
-    out.extend_from_slice(result);
-    out.push(b'}');
-    Some(out)
+    Some(result_raw(id, result))
 }
 
 /// Whether an event is a `google.rpc.Status` (an error the agent ended
@@ -225,24 +220,21 @@ fn error(id: &str, status: &[u8]) -> Option<Vec<u8>> {
         .find(|d| d.get("reason").is_some());
     let reason = info.and_then(|i| i.get("reason")).and_then(Value::as_str);
     let code = code_for_rest(reason, error.get("status").and_then(Value::as_str));
-    let message = error
-        .get("message")
-        .cloned()
-        .unwrap_or(Value::String(String::new()));
-    let mut said = json!({"code": code, "message": message});
-    if let Some(metadata) = info
-        .and_then(|i| i.get("metadata"))
-        .filter(|m| m.as_object().is_some_and(|m| !m.is_empty()))
-    {
-        said["data"] = metadata.clone();
-    }
-    let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": said})).ok()
+    let message = match error.get("message") {
+        Some(Value::String(message)) => message.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    let data = (info.and_then(|i| i.get("metadata")))
+        .filter(|m| m.as_object().is_some_and(|m| !m.is_empty()));
+    let id = serde_json::from_str::<&RawValue>(id).ok();
+    Some(error_body(id, code, &message, data).to_vec())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn id() -> Box<RawValue> {
         RawValue::from_string("7".into()).unwrap()

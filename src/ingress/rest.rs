@@ -7,10 +7,10 @@
 use bytes::Bytes;
 use http::request::Parts;
 use http::HeaderValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::a2a::rest::{with_body, Refused, RestRoute};
-use crate::a2a::Version;
+use crate::a2a::{jsonrpc, Version};
 use crate::bridge::headers::VERSION as A2A_VERSION;
 use crate::bridge::v03;
 use crate::call::intake::check_content_type;
@@ -59,13 +59,13 @@ pub(crate) fn request(
         with_body(&mut placed, value).map_err(|r| refused(r, parts))?;
     }
     // The inner call's id: REST has none to mirror.
-    let call = json!({"jsonrpc": "2.0", "id": "rest", "method": placed.method.name,
-        "params": placed.params});
+    let call = jsonrpc::request_body(Some("rest"), placed.method.name, &placed.params)
+        .map_err(|e| GatewayError::Internal(format!("the call could not be encoded: {e}")))?;
     let sent = Some(RestRequest {
         path: placed.path,
         body: bytes,
     });
-    Ok((Bytes::from(call.to_string()), sent))
+    Ok((Bytes::from(call), sent))
 }
 
 fn not_json(e: serde_json::Error) -> GatewayError {

@@ -35,6 +35,7 @@ use serde_json::Value;
 use tonic::Status;
 
 use crate::a2a::grpc::v1;
+use crate::a2a::jsonrpc::write_request;
 use crate::http::body::Body;
 use crate::http::error::grpc::{status_from_code, status_from_row};
 use crate::http::error::table::{for_code, Mapped};
@@ -104,20 +105,14 @@ impl GrpcCall {
         let by_metadata = metadata::agent_in(&self.state, &mut metadata)?;
         let by_tenant = agent_named(&self.state, message.tenant())?;
         let agent = by_tenant.or(by_metadata);
-        // Said straight into the envelope: no JSON tree between.
-        let call = Envelope {
-            jsonrpc: "2.0",
-            id: 1,
-            method,
-            params: &message,
-        };
-        // Sized for the message's JSON at once (it is a little longer than
-        // its protobuf), not grown by doubling from 128 bytes.
-        let mut said = Vec::with_capacity(self.frames.len() * 5 / 4 + 256);
-        serde_json::to_writer(&mut said, &call).map_err(|e| {
+        // Encoded straight into the envelope (no JSON tree between), in a
+        // buffer sized for the message's JSON at once (a little longer
+        // than its protobuf), not grown by doubling from 128 bytes.
+        let mut call = Vec::with_capacity(self.frames.len() * 5 / 4 + 256);
+        write_request(&mut call, Some(1u8), method, &message).map_err(|e| {
             Status::internal(format!("the request could not be encoded as JSON: {e}"))
         })?;
-        let mut request = Request::new(Bytes::from(said));
+        let mut request = Request::new(Bytes::from(call));
         // The frames as they came; the tenant that named the agent said
         // anew as the agent's own (or none): it is the gateway's alone.
         let frames = match by_tenant {
@@ -202,15 +197,6 @@ fn agent_named(state: &AppState, tenant: &mut String) -> Result<Option<usize>, S
     // An empty tenant is not said at all (ProtoJSON leaves out defaults).
     *tenant = own.to_string();
     Ok(Some(index))
-}
-
-/// A JSON-RPC 1.0 call whose params are a 1.0 request message's ProtoJSON.
-#[derive(Serialize)]
-struct Envelope<'a, Q> {
-    jsonrpc: &'static str,
-    id: u8,
-    method: &'static str,
-    params: &'a Q,
 }
 
 /// The 1.0 request messages: each says its tenant.
