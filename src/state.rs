@@ -48,7 +48,7 @@ pub struct AppState {
 }
 
 /// Trace export, when asked for. A setting that cannot be used leaves
-/// traces off, said at error level: telemetry never stops the traffic.
+/// traces off, logged at error level: telemetry never stops the traffic.
 fn start_tracing(config: &Config, metrics: &Metrics) -> Option<Arc<Tracing>> {
     match Tracing::start(&config.telemetry, &metrics.trace_spans) {
         Ok(tracing) => tracing,

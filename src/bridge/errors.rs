@@ -1,5 +1,5 @@
 //! Agents' JSON-RPC errors for a client of another version: the code is
-//! kept when the client's version has it, else said by its nearest meaning
+//! kept when the client's version has it, else written as its nearest meaning
 //! (the table in docs/version-bridge.md). The message and `data` are
 //! always kept.
 

@@ -25,7 +25,9 @@ impl EventTranslator {
     /// Whole events from the agent, as the client's version says them; on
     /// an event that cannot be translated, the events before it and why.
     pub fn chunk(&mut self, events: &[u8]) -> std::result::Result<Bytes, (Bytes, Untranslatable)> {
-        map_event_data(events, |data| self.event(data).map(|said| (None, said)))
+        map_event_data(events, |data| {
+            self.event(data).map(|encoded| (None, encoded))
+        })
     }
 
     fn event(&mut self, data: &[u8]) -> Result<Vec<u8>> {
@@ -40,29 +42,29 @@ impl EventTranslator {
 
 /// What an event's data is encoded as: an event name to add (`event: error`),
 /// and the new data.
-pub type Said = (Option<&'static str>, Vec<u8>);
+pub type Encoded = (Option<&'static str>, Vec<u8>);
 
 /// Whole SSE events with each event's `data` (multi-line data joined with
-/// `\n`) said anew by `say`, as one `data:` line (after an `event:` line
-/// when `say` names one); other lines (`event:`, `id:`, comments) pass as
-/// they are. On an event `say` refuses: the events before it, and why.
+/// `\n`) encoded anew by `encode`, as one `data:` line (after an `event:` line
+/// when `encode` names one); other lines (`event:`, `id:`, comments) pass as
+/// they are. On an event `encode` refuses: the events before it, and why.
 pub fn map_event_data<E>(
     events: &[u8],
-    mut say: impl FnMut(&[u8]) -> std::result::Result<Said, E>,
+    mut encode: impl FnMut(&[u8]) -> std::result::Result<Encoded, E>,
 ) -> std::result::Result<Bytes, (Bytes, E)> {
     let mut out = BytesMut::with_capacity(events.len() + events.len() / 4);
     let mut data: Vec<u8> = Vec::new();
     let mut has_data = false;
     let mut event_start = 0;
     let mut emit = |data: &[u8], out: &mut BytesMut| -> std::result::Result<(), E> {
-        let (event, said) = say(data)?;
+        let (event, encoded) = encode(data)?;
         if let Some(event) = event {
             out.put_slice(b"event: ");
             out.put_slice(event.as_bytes());
             out.put_u8(b'\n');
         }
         out.put_slice(b"data: ");
-        out.put_slice(&said);
+        out.put_slice(&encoded);
         out.put_u8(b'\n');
         Ok(())
     };
@@ -91,7 +93,7 @@ pub fn map_event_data<E>(
         }
     }
     // The relay hands over whole events only; a last one without its
-    // blank line is still said.
+    // blank line is still written.
     if has_data {
         if let Err(e) = emit(&data, &mut out) {
             out.truncate(event_start);

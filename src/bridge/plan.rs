@@ -46,7 +46,7 @@ pub fn plan(client: Version, family: Family, agent: &str, versions: Versions) ->
     Plan::Translate(target)
 }
 
-/// What 0.1 can say.
+/// What 0.1 can express.
 fn v01_has(family: Family) -> bool {
     use Family::*;
     matches!(

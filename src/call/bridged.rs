@@ -110,7 +110,7 @@ impl Bridged {
         });
         let mut translator = EventTranslator::new(self.answering.clone(), learn);
         Box::new(move |events: &[u8]| {
-            (translator.chunk(events)).map_err(|(said, why)| (said, why.to_string()))
+            (translator.chunk(events)).map_err(|(encoded, why)| (encoded, why.to_string()))
         })
     }
 

@@ -56,7 +56,7 @@ pub(crate) trait ClientSide: Send {
 }
 
 /// How the client called: its binding decides how refusals and answers
-/// are said.
+/// are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ClientBinding {
     JsonRpc,

@@ -45,7 +45,7 @@ impl Call<'_> {
     }
 }
 
-/// Who the agent is told is calling, with the call's spans.
+/// Who the agent learns is calling, with the call's spans.
 pub(super) fn caller<'a>(
     state: &'a AppState,
     identity: Option<&'a Identity>,

@@ -96,7 +96,7 @@ fn grpc_interface(endpoint: &str, tenant: Option<&str>) -> Option<Value> {
         (Some(agent), None) => Some(agent.to_string()),
         (None, own) => own.map(str::to_string),
     };
-    // gRPC clients take a port-less target to mean 443: say it always.
+    // gRPC clients take a port-less target to mean 443: write it always.
     let url = match (authority.port_u16(), uri.scheme_str()) {
         (Some(_), _) => authority.as_str().to_string(),
         (None, Some("http")) => format!("{}:80", authority.as_str()),

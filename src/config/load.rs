@@ -231,7 +231,7 @@ impl Checker {
                 p => format!("{path}.{p}"),
             };
             let message = describe(&e.into_inner().to_string());
-            // A key removed for a bad value is then "missing": said already.
+            // A key removed for a bad value is then "missing": reported already.
             let follow_on = reported
                 .iter()
                 .any(|k| message == format!("missing field `{k}`"));

@@ -3,7 +3,7 @@
 //! way is the 1.0 JSON-RPC call (the client's, or the bridge's translation
 //! of it); here its params, the ProtoJSON of the RPC's request message
 //! (written in 0.3 first for a 0.3 agent: `crate::bridge::v03::grpc_agent`),
-//! become that message on the wire, sent over HTTP/2 as one gRPC frame. The agent's answer is said
+//! become that message on the wire, sent over HTTP/2 as one gRPC frame. The agent's answer is translated
 //! back as the JSON-RPC answer the rest of the way expects: a unary answer
 //! whole, a server stream as SSE events, one per message. A non-OK
 //! `grpc-status` becomes the JSON-RPC error its `google.rpc.ErrorInfo`
@@ -107,7 +107,7 @@ pub(crate) fn check_passed(response: &Response<Leased>, owner: &str) -> Result<(
 /// (trailers-only), for the call's record: the answer itself goes on as
 /// it came.
 pub(crate) fn head_error(response: &Response<Leased>) -> Option<i32> {
-    let status = status_in(response.headers()).filter(|s| s.code() != tonic::Code::Ok)?;
+    let status = grpc_status_of(response.headers()).filter(|s| s.code() != tonic::Code::Ok)?;
     Some(crate::http::error::grpc::code_of(&status))
 }
 
@@ -115,7 +115,7 @@ pub(crate) fn head_error(response: &Response<Leased>) -> Option<i32> {
 /// any agent gets them, encoded as gRPC metadata.
 fn grpc_headers(headers: &mut HeaderMap, version: Version) {
     crate::bridge::headers::for_agent(headers, version);
-    // gRPC's own metadata is the gateway's to say to the agent, not the
+    // gRPC's own metadata is the gateway's to set for the agent, not the
     // client's (`grpc-timeout`, `grpc-encoding`, ...).
     let grpc: Vec<_> = (headers.keys())
         .filter(|name| name.as_str().starts_with("grpc-"))
@@ -147,11 +147,11 @@ fn target(at: &Uri, path: &str) -> Result<Uri, GatewayError> {
 /// The agent's answer message of `family`, in the service of `version`,
 /// as the 1.0 result's ProtoJSON (a 0.3 one read into 1.0).
 fn result_json(version: Version, family: Family, message: &[u8]) -> Result<Vec<u8>, String> {
-    let said = answer_json(version, family, message)?;
+    let encoded = answer_json(version, family, message)?;
     if version == Version::V1_0 {
-        return Ok(said);
+        return Ok(encoded);
     }
-    let value: Value = serde_json::from_slice(&said).map_err(|e| e.to_string())?;
+    let value: Value = serde_json::from_slice(&encoded).map_err(|e| e.to_string())?;
     let value = match family {
         Family::Stream | Family::Resubscribe => v03::rest_agent::item_in(value, "event"),
         _ => v03::rest_agent::answer_in(family, value),
@@ -176,12 +176,12 @@ pub(crate) async fn answer(
     };
     let (mut parts, body) = response.into_parts();
     not_grpc(&parts.headers, parts.status).map_or(Ok(()), |why| Err(invalid(why)))?;
-    let said = match status_in(&parts.headers) {
+    let encoded = match grpc_status_of(&parts.headers) {
         // Trailers-only: the status is in the head, and no message.
         Some(status) => error(id, &status),
         None => {
             let read = whole::read_with_trailers(body, owner, within, MAX_ANSWER + 5).await?;
-            let status = read.1.as_ref().and_then(status_in);
+            let status = read.1.as_ref().and_then(grpc_status_of);
             let mut data = BytesMut::from(&read.0[..]);
             match status {
                 None => return Err(invalid("it ended with no grpc-status".into())),
@@ -205,7 +205,7 @@ pub(crate) async fn answer(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Ok(Response::from_parts(parts, body::full(said)))
+    Ok(Response::from_parts(parts, body::full(encoded)))
 }
 
 /// Whether a head is not a gRPC answer: why, if so.
@@ -223,7 +223,7 @@ fn not_grpc(headers: &HeaderMap, status: StatusCode) -> Option<String> {
 }
 
 /// The status a head or trailers carry, if any.
-fn status_in(headers: &HeaderMap) -> Option<tonic::Status> {
+fn grpc_status_of(headers: &HeaderMap) -> Option<tonic::Status> {
     headers.get("grpc-status")?;
     tonic::Status::from_header_map(headers)
 }
@@ -232,7 +232,7 @@ fn status_in(headers: &HeaderMap) -> Option<tonic::Status> {
 /// gRPC head with no status in it (a refusal is trailers-only).
 pub(crate) fn streams(response: &Response<Leased>) -> bool {
     not_grpc(response.headers(), response.status()).is_none()
-        && status_in(response.headers()).is_none()
+        && grpc_status_of(response.headers()).is_none()
 }
 
 /// The agent's gRPC server stream as SSE events of JSON-RPC answers with
@@ -255,11 +255,11 @@ pub(crate) fn events(
                 match next_message(&mut buffer, MAX_ANSWER) {
                     Err(why) => return Some((Err(broke(why)), None)),
                     Ok(Some(message)) => {
-                        let said = result_json(version, Family::Stream, &message)
+                        let encoded = result_json(version, Family::Stream, &message)
                             .map(|json| event(&result_raw(&id, &json)))
                             .map_err(broke);
-                        let next = said.is_ok().then_some((body, buffer));
-                        return Some((said.map(http_body::Frame::data), next));
+                        let next = encoded.is_ok().then_some((body, buffer));
+                        return Some((encoded.map(http_body::Frame::data), next));
                     }
                     Ok(None) => {}
                 }
@@ -269,12 +269,12 @@ pub(crate) fn events(
                     Some(Ok(frame)) => match frame.into_data() {
                         Ok(data) => buffer.extend_from_slice(&data),
                         Err(frame) => {
-                            let status = frame.trailers_ref().and_then(status_in);
+                            let status = frame.trailers_ref().and_then(grpc_status_of);
                             return match status {
                                 Some(s) if s.code() == tonic::Code::Ok => None,
                                 Some(s) => {
-                                    let said = event(&error(&id, &s));
-                                    Some((Ok(http_body::Frame::data(said)), None))
+                                    let encoded = event(&error(&id, &s));
+                                    Some((Ok(http_body::Frame::data(encoded)), None))
                                 }
                                 None => Some((Err(broke("no grpc-status".into())), None)),
                             };
@@ -337,14 +337,14 @@ mod tests {
             [("taskId".to_string(), "t".to_string())],
         );
         let status = tonic::Status::with_error_details(tonic::Code::NotFound, "no task t", details);
-        let said: Value = serde_json::from_slice(&error("3", &status)).unwrap();
+        let encoded: Value = serde_json::from_slice(&error("3", &status)).unwrap();
         assert_eq!(
-            said,
+            encoded,
             json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32001, "message": "no task t",
                 "data": {"taskId": "t"}}})
         );
         let bare = tonic::Status::unavailable("down");
-        let said: Value = serde_json::from_slice(&error("null", &bare)).unwrap();
-        assert_eq!(said["error"]["code"], -32603, "the agent failed");
+        let encoded: Value = serde_json::from_slice(&error("null", &bare)).unwrap();
+        assert_eq!(encoded["error"]["code"], -32603, "the agent failed");
     }
 }

@@ -131,13 +131,13 @@ where
             }
         })?;
     }
-    let said = match parts.status.is_success() {
+    let encoded = match parts.status.is_success() {
         true => result(id, &bytes).ok_or_else(|| GatewayError::InvalidAgentResponse {
             upstream: owner.to_string(),
             detail: format!("its HTTP+JSON answer ({}) is not JSON", parts.status),
         })?,
         false => match error(id, &bytes) {
-            Some(said) => said,
+            Some(encoded) => encoded,
             None => return Ok(Response::from_parts(parts, body::full(bytes))),
         },
     };
@@ -147,7 +147,7 @@ where
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Ok(Response::from_parts(parts, body::full(said)))
+    Ok(Response::from_parts(parts, body::full(encoded)))
 }
 
 /// Each event of the agent's REST stream as a JSON-RPC one with `id`
@@ -158,8 +158,8 @@ pub(crate) fn events(id: Option<&RawValue>, v03: bool) -> Rewrite {
         let id = id.as_str();
         map_event_data(events, |data| {
             if is_status(data) {
-                let said = error(id, data).ok_or("an error event is not JSON")?;
-                return Ok((None, said));
+                let encoded = error(id, data).ok_or("an error event is not JSON")?;
+                return Ok((None, encoded));
             }
             let read;
             let data = match v03 {
@@ -169,10 +169,10 @@ pub(crate) fn events(id: Option<&RawValue>, v03: bool) -> Rewrite {
                 }
                 false => data,
             };
-            let said = result(id, data).ok_or("an event of its HTTP+JSON stream is not JSON")?;
-            Ok((None, said))
+            let encoded = result(id, data).ok_or("an event of its HTTP+JSON stream is not JSON")?;
+            Ok((None, encoded))
         })
-        .map_err(|(said, why): (Bytes, String)| (said, why))
+        .map_err(|(encoded, why): (Bytes, String)| (encoded, why))
     })
 }
 
@@ -244,9 +244,9 @@ mod tests {
 
     #[test]
     fn results_keep_their_bytes_and_errors_become_json_rpc_errors() {
-        let said = result(ID, br#"{"task": {"id":"t"}}"#).unwrap();
+        let encoded = result(ID, br#"{"task": {"id":"t"}}"#).unwrap();
         assert_eq!(
-            said,
+            encoded,
             br#"{"jsonrpc":"2.0","id":7,"result":{"task": {"id":"t"}}}"#
         );
         assert_eq!(
@@ -257,15 +257,15 @@ mod tests {
         let status = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"no task t",
             "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo",
             "reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"id":"t"}}]}}"#;
-        let said: Value = serde_json::from_slice(&error(ID, status).unwrap()).unwrap();
+        let encoded: Value = serde_json::from_slice(&error(ID, status).unwrap()).unwrap();
         assert_eq!(
-            said,
+            encoded,
             json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32001, "message": "no task t",
                 "data": {"id": "t"}}})
         );
         let bare = br#"{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"bad"}}"#;
-        let said: Value = serde_json::from_slice(&error("null", bare).unwrap()).unwrap();
-        assert_eq!(said["error"]["code"], -32602);
+        let encoded: Value = serde_json::from_slice(&error("null", bare).unwrap()).unwrap();
+        assert_eq!(encoded["error"]["code"], -32602);
         assert!(error("null", b"{\"detail\":\"Not Found\"}").is_none());
     }
 

@@ -5,7 +5,7 @@
 //! stream is (`super::sse`): silence past the idle timeout, the gateway's
 //! shutdown, the client's `grpc-timeout` or a broken agent end it with
 //! trailers carrying the status the one table names. A non-OK status in the
-//! agent's own trailers is told to the call's record.
+//! agent's own trailers is written to the call's record.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -38,7 +38,7 @@ pub(crate) struct GrpcRelaySettings {
     /// Messages larger than this are passed on but not looked at.
     pub(crate) max_message_bytes: usize,
     pub(crate) on_message: OnMessage,
-    /// The answer's head said its status (trailers-only): no trailers follow.
+    /// The answer's head carried its status (trailers-only): no trailers follow.
     pub(crate) head_status: bool,
     /// The client's `grpc-timeout`, as an instant.
     pub(crate) deadline: Option<Instant>,
@@ -247,7 +247,7 @@ mod tests {
         Ok(Frame::trailers(map))
     }
 
-    /// A relay over `chunks`, with what it saw and what it told the record.
+    /// A relay over `chunks`, with what it saw and what it wrote to the record.
     fn relay_of(
         chunks: Vec<Chunk>,
         idle: Option<u64>,
@@ -326,9 +326,9 @@ mod tests {
             trailers["grpc-message"], "said%20so",
             "as the agent wrote it"
         );
-        let told = ended.0.load(std::sync::atomic::Ordering::Relaxed);
+        let ended = ended.0.load(std::sync::atomic::Ordering::Relaxed);
         assert_eq!(
-            told,
+            ended,
             crate::a2a::jsonrpc::TASK_NOT_FOUND,
             "NOT_FOUND: a task not found"
         );
@@ -350,9 +350,9 @@ mod tests {
         let (relay, _, ended) = relay_of(chunks, None, false);
         let (_, trailers) = frames(relay).await;
         assert_eq!(code(&trailers), Some("14"), "UNAVAILABLE: {trailers:?}");
-        let told = ended.0.load(std::sync::atomic::Ordering::Relaxed);
-        assert_eq!(told, codes::UPSTREAM_STREAM_BROKEN);
-        // A trailers-only answer said its status in its head: its end is clean.
+        let ended = ended.0.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(ended, codes::UPSTREAM_STREAM_BROKEN);
+        // A trailers-only answer carried its status in its head: its end is clean.
         let (relay, _, ended) = relay_of(Vec::new(), None, true);
         assert_eq!(frames(relay).await, (Vec::new(), None));
         assert_eq!(ended.0.load(std::sync::atomic::Ordering::Relaxed), 0);
@@ -389,7 +389,7 @@ mod tests {
             Some("4"),
             "DEADLINE_EXCEEDED: {trailers:?}"
         );
-        let told = ended.0.load(std::sync::atomic::Ordering::Relaxed);
-        assert_eq!(told, codes::UPSTREAM_STREAM_IDLE);
+        let ended = ended.0.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(ended, codes::UPSTREAM_STREAM_IDLE);
     }
 }

@@ -232,12 +232,12 @@ pub(crate) struct GrpcPassed {
 }
 
 /// What the relay needs to attribute what it sees, and (for a stream the
-/// bridge translates) to say it in the client's version.
+/// bridge translates) to write it in the client's version.
 pub(crate) struct RelayContext {
     pub(crate) skill: Option<String>,
     pub(crate) started: std::time::Instant,
     pub(crate) rewrite: Option<(crate::relay::sse::Rewrite, crate::a2a::Version)>,
-    /// The client speaks HTTP+JSON (its final error event is said so).
+    /// The client speaks HTTP+JSON (its final error event is encoded so).
     pub(crate) rest: bool,
     /// The answer is an HTTP+JSON agent's, passed through as it came:
     /// results alone, learned from as they are.

@@ -21,7 +21,7 @@ pub(crate) struct RestEncoded;
 
 /// A unary answer (JSON-RPC, from the agent or the bridge) as the REST
 /// binding says it, in 0.3's ProtoJSON for a 0.3 route's call of
-/// `v03`'s family. A stream was said event by event already (`events`).
+/// `v03`'s family. A stream was encoded event by event already (`events`).
 pub(crate) async fn answer(response: Response<Body>, v03: Option<Family>) -> Response<Body> {
     let encoded = response.extensions().get::<RestEncoded>().is_some();
     if encoded || crate::relay::is_event_stream(response.headers()) {
@@ -83,21 +83,21 @@ fn rest_answer_of(bytes: &[u8]) -> Option<(StatusCode, Value)> {
     Some((for_code(code).http, status))
 }
 
-/// Each event of a stream as REST says it, after whatever said it before
+/// Each event of a stream encoded for REST, after whatever rewrote it before
 /// (the bridge); in 0.3's ProtoJSON for a 0.3 route's call (`v03`).
 pub(crate) fn events(before: Option<(Rewrite, Version)>, v03: bool) -> (Rewrite, Version) {
     let rest: Rewrite = Box::new(move |events: &[u8]| {
         // An error is `event: error` with its google.rpc.Status: what the
         // SDKs' REST clients read as one.
         map_event_data(events, |data| match rest_answer_of(data) {
-            Some((status, said)) if !status.is_success() => {
-                Ok((Some("error"), said.to_string().into_bytes()))
+            Some((status, encoded)) if !status.is_success() => {
+                Ok((Some("error"), encoded.to_string().into_bytes()))
             }
-            Some((_, said)) if v03 => match v03::rest::item_out(said, "event") {
-                Ok(said) => Ok((None, said.to_string().into_bytes())),
+            Some((_, encoded)) if v03 => match v03::rest::item_out(encoded, "event") {
+                Ok(encoded) => Ok((None, encoded.to_string().into_bytes())),
                 Err(e) => Err(format!("an event has no 0.3 form: {e}")),
             },
-            Some((_, said)) => Ok((None, said.to_string().into_bytes())),
+            Some((_, encoded)) => Ok((None, encoded.to_string().into_bytes())),
             None => Err("an event is not a JSON-RPC response".to_string()),
         })
     });

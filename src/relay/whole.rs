@@ -1,4 +1,4 @@
-//! An agent's unary answer read whole, for the calls whose answer is said
+//! An agent's unary answer read whole, for the calls whose answer is encoded
 //! anew before it goes on (translated by the bridge, or from an HTTP+JSON
 //! agent): bounded in size, and in time by the stream idle timeout.
 //! Answers that pass through are streamed and have neither bound.

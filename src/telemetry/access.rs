@@ -109,7 +109,7 @@ pub struct Record {
     pub agent_binding: Option<&'static str>,
     /// The call's spans, when traces are exported.
     pub trace: Option<Arc<CallTrace>>,
-    /// A stream's end, when the gateway said it (`StreamEnd`).
+    /// A stream's end, when the gateway wrote it (`StreamEnd`).
     stream_end: Option<StreamEnd>,
     started: Instant,
     metrics: Arc<Metrics>,

@@ -60,7 +60,7 @@ pub fn request(
 
 fn request_1_0(family: Family, params: Value) -> Result<(&'static str, Vec<u8>), String> {
     use Family::*;
-    let said = match family {
+    let encoded = match family {
         Send => ("SendMessage", encode::<v1::SendMessageRequest>(params)?),
         Stream => (
             "SendStreamingMessage",
@@ -94,14 +94,14 @@ fn request_1_0(family: Family, params: Value) -> Result<(&'static str, Vec<u8>),
             encode::<v1::GetExtendedAgentCardRequest>(params)?,
         ),
     };
-    Ok(said)
+    Ok(encoded)
 }
 
 /// 0.3 has no ListTasks and names its tasks and configs by resource name
 /// (`tasks/{id}`): the params are the 0.3 request messages' ProtoJSON.
 fn request_0_3(family: Family, params: Value) -> Result<(&'static str, Vec<u8>), String> {
     use Family::*;
-    let said = match family {
+    let encoded = match family {
         Send => ("SendMessage", encode::<v03::SendMessageRequest>(params)?),
         Stream => (
             "SendStreamingMessage",
@@ -132,7 +132,7 @@ fn request_0_3(family: Family, params: Value) -> Result<(&'static str, Vec<u8>),
         ),
         ExtendedCard => ("GetAgentCard", encode::<v03::GetAgentCardRequest>(params)?),
     };
-    Ok(said)
+    Ok(encoded)
 }
 
 fn encode<M: DeserializeOwned + prost::Message>(params: Value) -> Result<Vec<u8>, String> {
@@ -189,7 +189,7 @@ pub fn tenant_field(rpc: &str) -> u32 {
     }
 }
 
-/// One framed, uncompressed message with its string field `field` said
+/// One framed, uncompressed message with its string field `field` set
 /// anew as `value`, the rest of its bytes as they came (fields this proto
 /// does not know included). Protobuf reads the last of a repeated scalar
 /// field, so the new value is appended. `None`: `frames` is not exactly one
@@ -201,12 +201,16 @@ pub fn with_string_field(frames: &[u8], field: u32, value: &str) -> Option<Bytes
     if flag != 0 || message.len() != length {
         return None;
     }
-    let mut said = BytesMut::with_capacity(message.len() + value.len() + 16);
-    said.extend_from_slice(message);
-    prost::encoding::encode_key(field, prost::encoding::WireType::LengthDelimited, &mut said);
-    prost::encoding::encode_varint(value.len() as u64, &mut said);
-    said.extend_from_slice(value.as_bytes());
-    Some(framed(&said))
+    let mut encoded = BytesMut::with_capacity(message.len() + value.len() + 16);
+    encoded.extend_from_slice(message);
+    prost::encoding::encode_key(
+        field,
+        prost::encoding::WireType::LengthDelimited,
+        &mut encoded,
+    );
+    prost::encoding::encode_varint(value.len() as u64, &mut encoded);
+    encoded.extend_from_slice(value.as_bytes());
+    Some(framed(&encoded))
 }
 
 /// The next whole message in `buffer`, taken out of it (`None`: none
@@ -283,11 +287,11 @@ mod tests {
         // A field this proto does not know (99, varint 7) stays.
         prost::encoding::encode_key(99, prost::encoding::WireType::Varint, &mut bytes);
         prost::encoding::encode_varint(7, &mut bytes);
-        let said = with_string_field(&framed(&bytes), tenant_field("SendMessage"), "t").unwrap();
-        let read = v1::SendMessageRequest::decode(&said[5..]).unwrap();
+        let encoded = with_string_field(&framed(&bytes), tenant_field("SendMessage"), "t").unwrap();
+        let read = v1::SendMessageRequest::decode(&encoded[5..]).unwrap();
         assert_eq!(read.tenant, "t");
         assert!(
-            said.windows(2).any(|w| w == [0x98, 0x06]),
+            encoded.windows(2).any(|w| w == [0x98, 0x06]),
             "the unknown field's key"
         );
         let none = with_string_field(&framed(&bytes), 1, "").unwrap();

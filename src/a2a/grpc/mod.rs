@@ -67,7 +67,7 @@ mod tests {
         assert_eq!(message.parts.len(), 3);
         // All of it comes back but one thing the proto cannot hold: a
         // number in `data` is a google.protobuf.Value, a double, so 1 is
-        // written 1.0 (the bridge will have to say integers as integers).
+        // written 1.0 (the bridge will have to write integers as integers).
         let mut expected = body.clone();
         expected["message"]["parts"][2]["data"]["k"][0] = json!(1.0);
         assert_eq!(serde_json::to_value(&read).unwrap(), expected);

@@ -19,7 +19,7 @@ use crate::bridge::fields::{at, map_list, map_member, object, rename, required_t
 use crate::bridge::v03;
 use crate::bridge::{AgentTask, Result};
 
-/// 0.1 has fewer states: these are said by their nearest 0.1 meaning.
+/// 0.1 has fewer states: these are written as their nearest 0.1 meaning.
 const NEAREST_STATE: [(&str, &str); 2] =
     [("rejected", "failed"), ("auth-required", "input-required")];
 

@@ -15,8 +15,8 @@ use crate::bridge::{Result, Untranslatable};
 
 /// The 1.0 params as the 0.3 gRPC request message's ProtoJSON.
 pub fn params_out(family: Family, params: Option<Value>) -> Result<Value> {
-    let said = rest_agent::params_out(family, params)?;
-    let mut obj = object(said, "params")?;
+    let encoded = rest_agent::params_out(family, params)?;
+    let mut obj = object(encoded, "params")?;
     match family {
         Family::GetTask | Family::CancelTask | Family::Resubscribe => {
             let id = take_id(&mut obj, "id")?;

@@ -27,7 +27,7 @@ pub fn params_out(family: Family, params: Option<Value>) -> Result<Value> {
         Family::Send | Family::Stream => {
             map_member(&mut obj, "message", "params", message_out)?;
             // 1.0 blocks unless told not to; 0.3's proto `blocking` is
-            // false when absent, so it is always said.
+            // false when absent, so it is always written.
             obj.entry("configuration").or_insert_with(|| json!({}));
             map_member(&mut obj, "configuration", "params", config_out)?;
         }

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::a2a::jsonrpc;
 use crate::http::body::{self, Body};
 
-/// The versions a client may name in `A2A-Version`, as error messages say them.
+/// The versions a client may name in `A2A-Version`, as error messages write them.
 const SPOKEN: &str = "1.0, 0.3 (and 0.2) and 0.1";
 
 pub mod grpc;

@@ -42,7 +42,7 @@ pub(crate) async fn frames_of(
 
 /// Every A2A RPC takes one request message: one gRPC frame, a flag byte (0
 /// as it is, 1 compressed), a 4-byte big-endian length, then that many
-/// bytes. A body that is not that is the client's error, said here where
+/// bytes. A body that is not that is the client's error, reported here where
 /// the frame is read: INVALID_ARGUMENT, naming what was wrong. A message
 /// compressed with an encoding the gateway does not take is UNIMPLEMENTED,
 /// as gRPC says (none is taken: `grpc-accept-encoding` is identity).

@@ -1,4 +1,4 @@
-//! What every gRPC call brings in its metadata: the headers it is said
+//! What every gRPC call brings in its metadata: the headers it is sent
 //! with on its way through the gateway, and its deadline (`grpc-timeout`),
 //! which bounds the whole call, a stream included.
 

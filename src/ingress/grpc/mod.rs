@@ -113,7 +113,7 @@ impl GrpcCall {
             Status::internal(format!("the request could not be encoded as JSON: {e}"))
         })?;
         let mut request = Request::new(Bytes::from(call));
-        // The frames as they came; the tenant that named the agent said
+        // The frames as they came; the tenant that named the agent written
         // anew as the agent's own (or none): it is the gateway's alone.
         let frames = match by_tenant {
             None => Some(self.frames.clone()),
@@ -194,7 +194,7 @@ fn agent_named(state: &AppState, tenant: &mut String) -> Result<Option<usize>, S
         let why = format!("tenant 'agents/{name}': no agent here has that name");
         return Err(Status::not_found(why));
     };
-    // An empty tenant is not said at all (ProtoJSON leaves out defaults).
+    // An empty tenant is not written at all (ProtoJSON leaves out defaults).
     *tenant = own.to_string();
     Ok(Some(index))
 }

@@ -334,10 +334,10 @@ mod tests {
         let status = serde_json::json!({"error": {"code": 404, "status": "NOT_FOUND",
             "message": "no task t", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
             "reason": "TASK_NOT_FOUND", "domain": "a2a-protocol.org", "metadata": {"id": "t"}}]}});
-        let said = answer_of::<v03::Task>(status, false).unwrap_err();
-        assert_eq!(said.code(), tonic::Code::NotFound);
-        assert_eq!(said.message(), "no task t");
-        let info = said.get_details_error_info().unwrap();
+        let encoded = answer_of::<v03::Task>(status, false).unwrap_err();
+        assert_eq!(encoded.code(), tonic::Code::NotFound);
+        assert_eq!(encoded.message(), "no task t");
+        let info = encoded.get_details_error_info().unwrap();
         assert_eq!(info.reason, "TASK_NOT_FOUND");
         assert_eq!(info.metadata.get("id").map(String::as_str), Some("t"));
     }

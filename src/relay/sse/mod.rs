@@ -31,17 +31,17 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 pub type OnEvents = Box<dyn FnMut(&[u8]) + Send>;
 
 /// Says whole events anew before they are forwarded (`crate::bridge`). An
-/// event it cannot say ends the stream, after the events before it, with
+/// event it cannot rewrite ends the stream, after the events before it, with
 /// an InvalidAgentResponse event: the error carries those events and why.
 pub type Rewrite = Box<dyn FnMut(&[u8]) -> Result<Bytes, (Bytes, String)> + Send>;
 
-/// `first`, then `second` on what it said. When `first` refuses an event,
-/// the events it said before it still go through `second`.
+/// `first`, then `second` on what it wrote. When `first` refuses an event,
+/// the events it rewrote before it still go through `second`.
 pub fn then(mut first: Rewrite, mut second: Rewrite) -> Rewrite {
     Box::new(move |events: &[u8]| match first(events) {
-        Ok(said) => second(&said),
-        Err((said, why)) => match second(&said) {
-            Ok(said) => Err((said, why)),
+        Ok(encoded) => second(&encoded),
+        Err((encoded, why)) => match second(&encoded) {
+            Ok(encoded) => Err((encoded, why)),
             Err(e) => Err(e),
         },
     })
@@ -176,9 +176,9 @@ impl<B> Relay<'_, B> {
         }
         let events = match self.settings.rewrite.as_mut().map(|r| r(&events)) {
             None => events,
-            Some(Ok(said)) => said,
-            Some(Err((said, why))) => {
-                self.batch.push(said);
+            Some(Ok(encoded)) => encoded,
+            Some(Err((encoded, why))) => {
+                self.batch.push(encoded);
                 return Some(self.finish(jsonrpc::INVALID_AGENT_RESPONSE, &why));
             }
         };
@@ -230,9 +230,9 @@ impl<B> Relay<'_, B> {
         let mut rest = self.pending.split().freeze();
         if let (Some(rewrite), false) = (self.settings.rewrite.as_mut(), rest.is_empty()) {
             match rewrite(&rest) {
-                Ok(said) => rest = said,
-                Err((said, why)) => {
-                    self.batch.push(said);
+                Ok(encoded) => rest = encoded,
+                Err((encoded, why)) => {
+                    self.batch.push(encoded);
                     return self.finish(jsonrpc::INVALID_AGENT_RESPONSE, &why);
                 }
             }

@@ -265,9 +265,9 @@ fn server_attributes(ended: &Ended<'_>, state: &State) -> Vec<KeyValue> {
     if let Some(version) = ended.version {
         a.push(KeyValue::new("a2a.protocol.version", version));
     }
-    // The agent's side, when the gateway said the call anew.
-    if let (Some((binding, version)), Some(said)) = (ended.agent, ended.version) {
-        if binding != ended.binding || version != said {
+    // The agent's side, when the gateway translated the call.
+    if let (Some((binding, version)), Some(client_version)) = (ended.agent, ended.version) {
+        if binding != ended.binding || version != client_version {
             a.push(KeyValue::new("a2a.agent.binding", binding));
             a.push(KeyValue::new("a2a.agent.protocol.version", version));
         }

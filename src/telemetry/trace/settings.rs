@@ -206,7 +206,7 @@ mod tests {
     }
 
     #[test]
-    fn disabled_and_bad_values_are_said() {
+    fn disabled_and_bad_values_are_reported() {
         let vars = [
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
             ("OTEL_SDK_DISABLED", "true"),
