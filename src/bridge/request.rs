@@ -51,6 +51,22 @@ pub fn translate(
         let why = format!("has no A2A {} form", agent.label());
         return Err(Untranslatable::new(family.label(), why));
     };
+    let (params, context) = translate_params(family, client, agent, params, agent_task)?;
+    // The client's own id: the answer then mirrors it as it is.
+    let body = jsonrpc::request_body(id, method, &params)
+        .map_err(|e| Untranslatable::new(HERE, e.to_string()))?;
+    Ok(Translated { body, context })
+}
+
+/// The call's params in the agent's version (what an agent binding other
+/// than JSON-RPC encodes), and the conversation a message was sent in.
+pub fn translate_params(
+    family: Family,
+    client: Version,
+    agent: Version,
+    params: Option<&RawValue>,
+    agent_task: AgentTask<'_>,
+) -> Result<(Value, Option<String>)> {
     let params = match params {
         Some(raw) => {
             serde_json::from_str(raw.get()).map_err(|e| Untranslatable::new(HERE, e.to_string()))?
@@ -60,10 +76,7 @@ pub fn translate(
     let mut pivot = (versions::row(client).params_in)(family, params, agent_task)?;
     let context = context_of(&mut pivot, agent);
     let params = (versions::row(agent).params_out)(family, pivot)?;
-    // The client's own id: the answer then mirrors it as it is.
-    let body = jsonrpc::request_body(id, method, &params)
-        .map_err(|e| Untranslatable::new(HERE, e.to_string()))?;
-    Ok(Translated { body, context })
+    Ok((params, context))
 }
 
 /// The message's conversation. A 0.1 agent names none in its events, so

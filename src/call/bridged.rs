@@ -8,13 +8,14 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{header, HeaderValue, Response};
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 use super::validated::Call;
 use crate::a2a::dialect::Versions;
 use crate::a2a::{seen, Family, Method, Version};
 use crate::bridge::answer::{response, Answering};
 use crate::bridge::events::EventTranslator;
-use crate::bridge::{self, Plan};
+use crate::bridge::{self, AgentTask, Plan};
 use crate::http::body::{self, Body};
 use crate::http::error::GatewayError;
 use crate::limits::concurrency::Permits;
@@ -89,15 +90,43 @@ impl Bridged {
         parts: &mut Parts,
         params: Option<&RawValue>,
     ) -> Result<Bytes, GatewayError> {
-        let a = &self.answering;
+        self.translated(state, parts, |a, agent_task| {
+            let id = a.id.as_deref();
+            let sent =
+                bridge::request::translate(a.family, a.client, a.agent, id, params, agent_task)?;
+            Ok((Bytes::from(sent.body), sent.context))
+        })
+    }
+
+    /// The call's params and headers in the agent's version, for an agent
+    /// binding that encodes the params itself (REST, gRPC).
+    pub(super) fn params(
+        &mut self,
+        state: &AppState,
+        parts: &mut Parts,
+        params: Option<&RawValue>,
+    ) -> Result<Value, GatewayError> {
+        self.translated(state, parts, |a, agent_task| {
+            let (family, client, agent) = (a.family, a.client, a.agent);
+            bridge::request::translate_params(family, client, agent, params, agent_task)
+        })
+    }
+
+    /// What `translate` makes of the call, with the agent's headers; the
+    /// conversation it names kept for the answers.
+    fn translated<T>(
+        &mut self,
+        state: &AppState,
+        parts: &mut Parts,
+        translate: impl FnOnce(&Answering, AgentTask<'_>) -> bridge::Result<(T, Option<String>)>,
+    ) -> Result<T, GatewayError> {
         let affinity = &state.fleet.affinity;
         let agent_task = |id: &str| affinity.agent_task(id).map(|t| t.to_string());
-        let id = a.id.as_deref();
-        let sent = bridge::request::translate(a.family, a.client, a.agent, id, params, &agent_task)
+        let (translated, context) = translate(&self.answering, &agent_task)
             .map_err(|e| GatewayError::InvalidParams(e.to_string()))?;
-        bridge::headers::for_agent(&mut parts.headers, a.agent);
-        self.answering.context = sent.context;
-        Ok(Bytes::from(sent.body))
+        bridge::headers::for_agent(&mut parts.headers, self.answering.agent);
+        self.answering.context = context;
+        Ok(translated)
     }
 
     /// Translates the events of a stream; a 0.1 client's task id is mapped

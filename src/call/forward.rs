@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::Response;
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 use super::bridged;
 use super::client::ClientBinding;
@@ -195,8 +196,9 @@ impl Forward {
 
 impl Plan {
     /// The request to the agent, in its binding: the call's JSON-RPC body
-    /// (`bytes`, as the bridge translates it) in the agent's binding, or
-    /// what the client sent when it passes through.
+    /// (`bytes`, as the bridge translates it) to a JSON-RPC agent, its
+    /// params encoded by the agent binding, or what the client sent when
+    /// it passes through.
     fn request(
         &mut self,
         state: &AppState,
@@ -205,14 +207,13 @@ impl Plan {
         origin: Origin,
         caller: &Caller<'_>,
     ) -> Result<RpcCall, GatewayError> {
-        let family = self.family;
-        let bytes = match &mut self.bridged {
-            Some(b) => b.request(state, &mut parts, raw_params)?,
-            None => bytes,
-        };
-        let (agent, streams) = (self.agent, family.streams());
+        let (family, agent, streams) = (self.family, self.agent, self.family.streams());
         match &self.forward {
             Forward::JsonRpc => {
+                let bytes = match &mut self.bridged {
+                    Some(b) => b.request(state, &mut parts, raw_params)?,
+                    None => bytes,
+                };
                 let request = upstream.rpc_call_from(parts, bytes, origin, caller);
                 Ok(request.streaming(streams))
             }
@@ -221,16 +222,18 @@ impl Plan {
                 egress::rest::pass(upstream, parts, sent, path, origin, caller, streams)
             }
             Forward::TranslateRest { path } => {
+                let params = agent_params(&mut self.bridged, state, &mut parts, raw_params)?;
                 let to = (path.as_str(), agent);
-                egress::rest::call(upstream, parts, &bytes, family, to, origin, caller)
+                egress::rest::call(upstream, parts, params, family, to, origin, caller)
             }
             Forward::PassGrpc { url, request } => {
                 let at = (&grpc_origin(url, config, owner)?, agent);
                 egress::grpc::pass(upstream, parts, (request, family), at, origin, caller)
             }
             Forward::TranslateGrpc { url } => {
+                let params = agent_params(&mut self.bridged, state, &mut parts, raw_params)?;
                 let at = (&grpc_origin(url, config, owner)?, agent);
-                egress::grpc::call(upstream, parts, &bytes, family, at, origin, caller)
+                egress::grpc::call(upstream, parts, params, family, at, origin, caller)
             }
         }
     }
@@ -312,6 +315,20 @@ async fn pass_grpc_answer(
 }
 
 /// The origin of an agent's gRPC interface (its card's URL, in the scheme
+/// The call's params for an agent binding that encodes them itself: as
+/// the bridge translates them, or as the client sent them.
+fn agent_params(
+    bridged: &mut Option<bridged::Bridged>,
+    state: &AppState,
+    parts: &mut http::request::Parts,
+    raw_params: Option<&RawValue>,
+) -> Result<Option<Value>, GatewayError> {
+    match bridged {
+        Some(b) => b.params(state, parts, raw_params).map(Some),
+        None => egress::params::params_value(raw_params),
+    }
+}
+
 /// of the upstream's own URLs when it has none).
 pub(super) fn grpc_origin(
     url: &str,

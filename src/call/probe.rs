@@ -40,14 +40,19 @@ pub(super) enum Ask {
 const CONCURRENCY: usize = 16;
 const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
-/// `GetTask` for `task` as a JSON-RPC call in `version`: what a JSON-RPC
-/// agent gets, and (in 1.0) what the other agent bindings encode.
+/// `GetTask`'s params for `task` (the same in every version): what the
+/// REST and gRPC agent bindings encode.
+fn get_task_params(task: &str) -> Value {
+    serde_json::json!({"id": task, "historyLength": 0})
+}
+
+/// `GetTask` for `task` as a JSON-RPC call in `version`.
 fn get_task(task: &str, version: Version) -> Bytes {
     let method = match version {
         Version::V1_0 => "GetTask",
         _ => "tasks/get",
     };
-    let params = serde_json::json!({"id": task, "historyLength": 0});
+    let params = get_task_params(task);
     let call = jsonrpc::request_body(Some("a2a-gateway-probe"), method, &params);
     Bytes::from(call.unwrap_or_default())
 }
@@ -64,14 +69,14 @@ fn request(upstream: &Upstream, how: &Ask, client: &Client<'_>, task: &str) -> O
             upstream.rpc_call_from(parts, get_task(task, *version), origin, caller)
         }
         Ask::Rest(path, version) => {
-            let rpc = get_task(task, Version::V1_0);
             let to = (path.as_str(), *version);
-            egress::rest::call(upstream, parts, &rpc, Family::GetTask, to, origin, caller).ok()?
+            let get = Some(get_task_params(task));
+            egress::rest::call(upstream, parts, get, Family::GetTask, to, origin, caller).ok()?
         }
         Ask::Grpc(at, version) => {
-            let rpc = get_task(task, Version::V1_0);
             let at = (at, *version);
-            egress::grpc::call(upstream, parts, &rpc, Family::GetTask, at, origin, caller).ok()?
+            let get = Some(get_task_params(task));
+            egress::grpc::call(upstream, parts, get, Family::GetTask, at, origin, caller).ok()?
         }
     };
     Some(call)

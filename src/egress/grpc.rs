@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tonic_types::StatusExt;
 
-use super::params::{params_of, refusal};
+use super::params::refusal;
 use crate::a2a::grpc::call::{answer_json, framed, next_message, request};
 use crate::a2a::jsonrpc::{error_body, result_raw};
 use crate::a2a::{Family, Version};
@@ -31,20 +31,19 @@ use crate::upstream::{Caller, Leased, Origin, RpcCall, Upstream};
 /// An answer is read whole up to this size, as any agent's.
 const MAX_ANSWER: usize = whole::MAX_ANSWER;
 
-/// The 1.0 JSON-RPC call in `rpc` as the gRPC call to the agent's
+/// The 1.0 call's `params` as the gRPC call to the agent's
 /// interface of `version` at `at`. A call whose params the RPC's message
 /// cannot carry is the client's error, naming what.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn call(
     upstream: &Upstream,
     mut parts: Parts,
-    rpc: &[u8],
+    params: Option<Value>,
     family: Family,
     (at, version): (&Uri, Version),
     origin: Origin,
     caller: &Caller<'_>,
 ) -> Result<RpcCall, GatewayError> {
-    let params = params_of(rpc)?;
     let refused = |why: String| {
         GatewayError::InvalidParams(format!("over the agent's gRPC interface: {why}"))
     };

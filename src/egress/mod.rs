@@ -4,5 +4,5 @@
 //! the call goes as it is (`crate::upstream`).
 
 pub(crate) mod grpc;
-mod params;
+pub(crate) mod params;
 pub(crate) mod rest;

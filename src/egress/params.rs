@@ -1,24 +1,23 @@
-//! What a call to an agent's HTTP+JSON or gRPC interface does first
-//! (`super::rest`, `super::grpc`): read the 1.0 JSON-RPC call's params again,
-//! as a value to write anew; and tell the client why a 0.3 translation of
-//! them was refused.
+//! What a call to an agent's HTTP+JSON or gRPC interface needs first
+//! (`super::rest`, `super::grpc`): the call's params as a value to encode
+//! (when the bridge did not translate them into one already); and why a
+//! 0.3 translation of them was refused.
 
 use serde_json::Value;
 
-use crate::a2a::jsonrpc;
 use crate::bridge::Untranslatable;
 use crate::http::error::GatewayError;
+use serde_json::value::RawValue;
 
-/// The params of the 1.0 JSON-RPC call in `rpc` (none when it has none).
-/// The call was read on the way in, so a failure here is the gateway's.
-pub(crate) fn params_of(rpc: &[u8]) -> Result<Option<Value>, GatewayError> {
-    let envelope = jsonrpc::parse(rpc).map_err(|e| GatewayError::Internal(e.message))?;
-    let read = |raw: &serde_json::value::RawValue| {
+/// The call's params as sent, as a value to encode anew (none when it has
+/// none). They were read on the way in, so a failure here is the gateway's.
+pub(crate) fn params_value(raw: Option<&RawValue>) -> Result<Option<Value>, GatewayError> {
+    let read = |raw: &RawValue| {
         serde_json::from_str(raw.get()).map_err(|e| {
             GatewayError::Internal(format!("the call's params did not read again: {e}"))
         })
     };
-    envelope.params.map(read).transpose()
+    raw.map(read).transpose()
 }
 
 /// A 0.3 translation's refusal: a method 0.3 does not have is an
@@ -38,14 +37,9 @@ mod tests {
 
     #[test]
     fn params_are_read_again_and_none_stays_none() {
-        let call = br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}"#;
-        assert_eq!(params_of(call).unwrap(), Some(json!({"id": "t1"})));
-        let bare = br#"{"jsonrpc":"2.0","id":1,"method":"ListTasks"}"#;
-        assert_eq!(params_of(bare).unwrap(), None);
-        assert!(matches!(
-            params_of(b"not json"),
-            Err(GatewayError::Internal(_))
-        ));
+        let raw = RawValue::from_string(r#"{"id":"t1"}"#.into()).unwrap();
+        assert_eq!(params_value(Some(&raw)).unwrap(), Some(json!({"id": "t1"})));
+        assert_eq!(params_value(None).unwrap(), None);
     }
 
     #[test]

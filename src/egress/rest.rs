@@ -14,7 +14,7 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::params::{params_of, refusal};
+use super::params::refusal;
 use crate::a2a::jsonrpc::{error_body, result_raw};
 use crate::a2a::rest_call::rest_call;
 use crate::a2a::{Family, Version};
@@ -34,20 +34,19 @@ pub(crate) struct RestRequest {
     pub(crate) body: Bytes,
 }
 
-/// The 1.0 JSON-RPC call in `rpc` as the REST call to `upstream`'s
+/// The 1.0 call's `params` as the REST call to `upstream`'s
 /// interface at `path`, of that `version` (1.0, or 0.3: its routes under
 /// `/v1`, its ProtoJSON). A call the REST routes cannot carry is the
 /// client's error, naming what.
 pub(crate) fn call(
     upstream: &Upstream,
     mut parts: Parts,
-    rpc: &[u8],
+    params: Option<Value>,
     family: Family,
     (path, version): (&str, Version),
     origin: Origin,
     caller: &Caller<'_>,
 ) -> Result<RpcCall, GatewayError> {
-    let params = params_of(rpc)?;
     let refused = |why: String| {
         GatewayError::InvalidParams(format!("over the agent's HTTP+JSON interface: {why}"))
     };
