@@ -13,6 +13,7 @@
 //!
 //! Cards are fetched when the gateway starts (and on an interval, set to an
 //! hour here so only `refresh_cards()` refreshes them during a test).
+use crate::support::calls::rpc;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -236,10 +237,6 @@ fn card_gets(mock: &MockAgent) -> Vec<String> {
         .filter(|r| r.method == Method::GET)
         .map(|r| r.path_and_query.clone())
         .collect()
-}
-
-fn rpc(id: u64, method: &str, params: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
 
 fn v03_send(id: u64) -> String {

@@ -2,6 +2,7 @@
 //! upstream. Every case must get the right HTTP status and JSON-RPC code, the
 //! request id mirrored byte for byte (or `null` when it could not be read), a
 //! message that names the problem, and the upstream must never see it.
+use crate::support::calls::rpc_raw;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -33,11 +34,6 @@ async fn fixture(extra: &str) -> Fixture {
     Fixture { mock, gw }
 }
 
-/// A JSON-RPC request with `raw_id` spliced in verbatim.
-fn rpc(raw_id: &str, method: &str, params: &Value) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"method":"{method}","params":{params}}}"#)
-}
-
 fn v03_message() -> Value {
     json!({"message": {"kind": "message", "messageId": "m-1", "role": "user",
                        "parts": [{"kind": "text", "text": "hi"}]}})
@@ -49,7 +45,7 @@ fn v10_message() -> Value {
 
 /// A valid `message/send`.
 fn valid_send(raw_id: &str) -> String {
-    rpc(raw_id, "message/send", &v03_message())
+    rpc_raw(raw_id, "message/send", v03_message())
 }
 
 /// A valid `message/send` padded with insignificant whitespace to `len` bytes.
@@ -340,31 +336,31 @@ fn unknown_method_cases() -> Vec<Case> {
     let params = json!({});
     vec![
         case(
-            rpc("1", "sendmessage", &params),
+            rpc_raw("1", "sendmessage", &params),
             not_found("1", "'sendmessage'"),
         ),
         case(
-            rpc(r#""x""#, "message/Send", &params),
+            rpc_raw(r#""x""#, "message/Send", &params),
             not_found(r#""x""#, "'message/Send'"),
         ),
         case(
-            rpc("1.50", "SENDMESSAGE", &params),
+            rpc_raw("1.50", "SENDMESSAGE", &params),
             not_found("1.50", "SENDMESSAGE"),
         ),
         case(
-            rpc("null", "tasks/list", &params),
+            rpc_raw("null", "tasks/list", &params),
             not_found("null", "tasks/list"),
         ),
         case(
-            rpc("2", " message/send", &params),
+            rpc_raw("2", " message/send", &params),
             not_found("2", "' message/send'"),
         ),
         case(
-            rpc("3", "", &params),
+            rpc_raw("3", "", &params),
             not_found("3", "is not an A2A method"),
         ),
         case(
-            rpc("4", "rpc.discover", &params),
+            rpc_raw("4", "rpc.discover", &params),
             not_found("4", "rpc.discover"),
         ),
         // A notification (no id) still gets an answer over HTTP, with id null.
@@ -391,63 +387,63 @@ fn invalid_params_cases() -> Vec<Case> {
             bad("1", "params is required"),
         ),
         case(
-            rpc("2", "message/send", &json!({})),
+            rpc_raw("2", "message/send", json!({})),
             bad("2", "params.message is required"),
         ),
         case(
-            rpc("3", "message/send", &json!([v03_message()])),
+            rpc_raw("3", "message/send", json!([v03_message()])),
             bad("3", "params must be an object"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "4",
                 "message/send",
-                &send_with(json!({"role": "user", "messageId": "m"})),
+                send_with(json!({"role": "user", "messageId": "m"})),
             ),
             bad("4", "params.message.parts is required"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "5",
                 "message/send",
-                &send_with(json!({"role": "user", "messageId": "m", "parts": []})),
+                send_with(json!({"role": "user", "messageId": "m", "parts": []})),
             ),
             bad("5", "params.message.parts"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "6",
                 "message/send",
-                &send_with(json!({"role": "user", "messageId": "m", "parts": [{}, 3]})),
+                send_with(json!({"role": "user", "messageId": "m", "parts": [{}, 3]})),
             ),
             bad("6", "params.message.parts[1]"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "7",
                 "message/send",
-                &send_with(json!({"role": "user", "parts": [{}]})),
+                send_with(json!({"role": "user", "parts": [{}]})),
             ),
             bad("7", "params.message.messageId"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "8",
                 "message/send",
-                &send_with(json!({"role": "boss", "messageId": "m", "parts": [{}]})),
+                send_with(json!({"role": "boss", "messageId": "m", "parts": [{}]})),
             ),
             bad("8", "params.message.role"),
         ),
         // SendMessage (1.0)
         case(
-            rpc(r#""s""#, "SendMessage", &json!({"message": "hi"})),
+            rpc_raw(r#""s""#, "SendMessage", json!({"message": "hi"})),
             bad(r#""s""#, "params.message"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "1.50",
                 "SendMessage",
-                &send_with(json!({"role": "ROLE_USER", "messageId": "m", "parts": "invalid"})),
+                send_with(json!({"role": "ROLE_USER", "messageId": "m", "parts": "invalid"})),
             ),
             bad("1.50", "params.message.parts"),
         ),
@@ -457,64 +453,64 @@ fn invalid_params_cases() -> Vec<Case> {
         ),
         // tasks/send (0.1): the client picks the task id
         case(
-            rpc("10", "tasks/send", &json!({ "message": v01 })),
+            rpc_raw("10", "tasks/send", json!({ "message": v01 })),
             bad("10", "params.id"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "11",
                 "tasks/sendSubscribe",
-                &json!({"id": "", "message": v01}),
+                json!({"id": "", "message": v01}),
             ),
             bad("11", "params.id"),
         ),
         // tasks/get and GetTask
         case(
-            rpc("12", "tasks/get", &json!({})),
+            rpc_raw("12", "tasks/get", json!({})),
             bad("12", "params.id is required"),
         ),
         case(
-            rpc("13", "GetTask", &json!({"historyLength": 1})),
+            rpc_raw("13", "GetTask", json!({"historyLength": 1})),
             bad("13", "params.id is required"),
         ),
         case(
-            rpc("14", "GetTask", &json!({"id": ""})),
+            rpc_raw("14", "GetTask", json!({"id": ""})),
             bad("14", "params.id must not be empty"),
         ),
         case(
-            rpc("15", "GetTask", &json!({"id": 5})),
+            rpc_raw("15", "GetTask", json!({"id": 5})),
             bad("15", "params.id must be a string"),
         ),
         case(
-            rpc("16", "tasks/get", &json!({"id": "t", "historyLength": -1})),
+            rpc_raw("16", "tasks/get", json!({"id": "t", "historyLength": -1})),
             bad("16", "params.historyLength"),
         ),
         case(
-            rpc("17", "tasks/cancel", &json!({})),
+            rpc_raw("17", "tasks/cancel", json!({})),
             bad("17", "params.id"),
         ),
         // push notification config
         case(
-            rpc(
+            rpc_raw(
                 r#""push""#,
                 "tasks/pushNotificationConfig/set",
-                &json!({"taskId": "t", "pushNotificationConfig": {"token": "x"}}),
+                json!({"taskId": "t", "pushNotificationConfig": {"token": "x"}}),
             ),
             bad(r#""push""#, "params.pushNotificationConfig.url"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "18",
                 "tasks/pushNotificationConfig/set",
-                &json!({"taskId": "t"}),
+                json!({"taskId": "t"}),
             ),
             bad("18", "params.pushNotificationConfig"),
         ),
         case(
-            rpc(
+            rpc_raw(
                 "19",
                 "CreateTaskPushNotificationConfig",
-                &json!({"url": "https://hook"}),
+                json!({"url": "https://hook"}),
             ),
             bad("19", "params.taskId"),
         ),
@@ -579,7 +575,7 @@ async fn a_huge_method_name_is_echoed_truncated() {
     let fx = fixture("").await;
     for unit in ["x", "ü"] {
         let name = unit.repeat(10 * 1024 / unit.len());
-        let reply = client::post_json(&fx.gw.url(), rpc("1", &name, &json!({})), &[]).await;
+        let reply = client::post_json(&fx.gw.url(), rpc_raw("1", &name, json!({})), &[]).await;
         check(&reply, &rpc_error(-32601, "1", "is not an A2A method")).unwrap();
         assert!(
             reply.body.len() < 1024,
@@ -973,13 +969,13 @@ async fn http2_parse_error_and_valid_call() {
     assert_eq!(reply.version, Version::HTTP_2);
     check(&reply, &parse_error()).unwrap();
     let reply =
-        client::post_json_h2(&fx.gw.url(), rpc("2", "GetTask", &json!({"id": 5})), &[]).await;
+        client::post_json_h2(&fx.gw.url(), rpc_raw("2", "GetTask", json!({"id": 5})), &[]).await;
     check(&reply, &rpc_error(-32602, "2", "params.id")).unwrap();
     assert_eq!(fx.mock.request_count(), 0);
 
     let reply = client::post_json_h2(
         &fx.gw.url(),
-        rpc("1.50", "SendMessage", &v10_message()),
+        rpc_raw("1.50", "SendMessage", v10_message()),
         &[],
     )
     .await;

@@ -5,6 +5,7 @@
 //! mock got the call; cards are refreshed, go stale and come back; task
 //! owners are learned, forgotten and found again by probing, also across two
 //! gateway replicas that share nothing.
+use crate::support::calls::{rpc, V1};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -29,8 +30,6 @@ const TASK_NOT_FOUND: i64 = -32001;
 const UNSUPPORTED_OPERATION: i64 = -32004;
 const NO_ROUTE: i64 = -32040;
 const UNKNOWN_SKILL: i64 = -32041;
-
-const V1: (&str, &str) = ("a2a-version", "1.0");
 
 /// Extra request headers of one case.
 type Headers = Vec<(&'static str, &'static str)>;
@@ -279,10 +278,6 @@ fn send03(text: &str) -> Value {
 
 fn send10(text: &str) -> Value {
     json!({"message": msg10(text)})
-}
-
-fn rpc(id: &str, method: &str, params: &Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
 
 /// POSTs a JSON-RPC call to `url` and expects an HTTP 200 JSON answer with
@@ -899,7 +894,7 @@ async fn path_addresses_one_agent_whatever_the_text_says() {
     assert_eq!(fleet.travel.request_count(), 1);
 
     let nobody = format!("{}agents/nobody", fleet.gw.url());
-    let reply = client::post_json(&nobody, rpc("p4", "message/send", &send03("x")), &[]).await;
+    let reply = client::post_json(&nobody, rpc("p4", "message/send", send03("x")), &[]).await;
     assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.text());
     assert_eq!(
         fleet.travel.request_count() + fleet.finance.request_count(),
@@ -936,12 +931,8 @@ async fn ambiguous_or_unmatched_text_without_default_is_32040_listing_skills() {
     let published = skill_ids(&root_card(&fleet.gw).await);
     for (i, text) in [AMBIGUOUS_TEXT, SMALL_TALK].into_iter().enumerate() {
         let id = format!("n{i}");
-        let reply = client::post_json(
-            &fleet.gw.url(),
-            rpc(&id, "message/send", &send03(text)),
-            &[],
-        )
-        .await;
+        let reply =
+            client::post_json(&fleet.gw.url(), rpc(&id, "message/send", send03(text)), &[]).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
         let v = reply.json();
         assert_eq!(v["id"], id.as_str());
@@ -1043,7 +1034,7 @@ async fn a_streaming_call_to_an_agent_that_cannot_stream_is_32004_from_the_gatew
     // The streaming agent does stream through the same gateway.
     let mut stream = client::post_stream(
         &fleet.gw.url(),
-        rpc("ok", "message/stream", &send03("hi")),
+        rpc("ok", "message/stream", send03("hi")),
         &[("a2a-skill", "book-flight")],
     )
     .await;
@@ -1139,7 +1130,7 @@ async fn a_task_id_learned_from_an_sse_stream_routes_later_calls() {
     let gw = &fleet.gw;
     let mut stream = client::post_stream(
         &gw.url(),
-        rpc("s1", "message/stream", &send03("Book Paris to Berlin")),
+        rpc("s1", "message/stream", send03("Book Paris to Berlin")),
         &[("a2a-skill", "book-flight")],
     )
     .await;
@@ -1168,7 +1159,7 @@ async fn a_task_id_learned_from_an_sse_stream_routes_later_calls() {
 
     let mut resubscribe = client::post_stream(
         &gw.url(),
-        rpc("s4", "tasks/resubscribe", &json!({"id": task})),
+        rpc("s4", "tasks/resubscribe", json!({"id": task})),
         &[],
     )
     .await;

@@ -4,6 +4,7 @@
 //! unary and streaming; its gRPC statuses come back in the client's
 //! binding; an agent that is down is the agent's failure.
 
+use crate::support::calls::{rpc, JSON, V1};
 use std::time::Duration;
 
 use crate::support::client::{self, Proto};
@@ -17,12 +18,6 @@ use serde_json::{json, Value};
 use tonic_types::StatusExt;
 
 const LIMIT: Duration = Duration::from_secs(10);
-const V1: (&str, &str) = ("a2a-version", "1.0");
-const JSON: (&str, &str) = ("content-type", "application/json");
-
-fn rpc(id: Value, method: &str, params: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-}
 
 fn send10(text: &str) -> Value {
     json!({"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": text}],

@@ -4,6 +4,7 @@
 //! come back in the client's binding, and probes for a task ask it over
 //! REST.
 
+use crate::support::calls::{rpc, JSON, V1};
 use std::time::Duration;
 
 use crate::support::client::{self, Proto};
@@ -14,17 +15,11 @@ use http::Method;
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(10);
-const V1: (&str, &str) = ("a2a-version", "1.0");
-const JSON: (&str, &str) = ("content-type", "application/json");
 
 async fn rest_agent() -> MockAgent {
     let mock = MockAgent::start(Mode::Normal).await;
     mock.set_rest("/rest");
     mock
-}
-
-fn rpc(id: Value, method: &str, params: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
 
 fn send10(text: &str) -> Value {

@@ -3,6 +3,7 @@
 //! in the REST binding: results as the body, errors as google.rpc.Status,
 //! stream events as results alone.
 
+use crate::support::calls::JSON;
 use std::time::Duration;
 
 use crate::support::client::{self, Proto, Reply};
@@ -13,7 +14,6 @@ use http::Method;
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(10);
-const JSON: (&str, &str) = ("content-type", "application/json");
 
 async fn rest(method: Method, url: &str, body: Value, headers: &[(&str, &str)]) -> Reply {
     let body = match body {

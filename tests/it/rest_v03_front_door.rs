@@ -2,6 +2,7 @@
 //! sockets: read as the 1.0 calls they are, answered in 0.3's ProtoJSON,
 //! unary and streaming, at the root and under `/agents/{name}`.
 
+use crate::support::calls::JSON;
 use std::time::Duration;
 
 use crate::support::client::{self, Proto, Reply};
@@ -12,7 +13,6 @@ use http::Method;
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(10);
-const JSON: (&str, &str) = ("content-type", "application/json");
 
 async fn rest(method: Method, url: &str, body: Value) -> Reply {
     let body = match body {

@@ -2,6 +2,7 @@
 //! through the gateway intact and unbuffered; a client that leaves, an
 //! upstream that breaks or falls silent, and plain-JSON answers to streaming
 //! methods are each handled as documented.
+use crate::support::calls::rpc_raw;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -28,11 +29,6 @@ const STREAM_BROKEN: i64 = -32053;
 const STREAM_IDLE: i64 = -32054;
 
 // ------------------------------------------------------------- helpers
-
-/// A JSON-RPC request with `raw_id` spliced in verbatim.
-fn rpc(raw_id: &str, method: &str, params: &Value) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"method":"{method}","params":{params}}}"#)
-}
 
 fn v01_params(text: &str) -> Value {
     json!({"id": "t-1", "sessionId": "s-1",
@@ -132,7 +128,7 @@ async fn every_streaming_method_arrives_intact_and_matches_a_direct_call() {
         } else {
             (i.to_string(), json!(i))
         };
-        let body = rpc(&raw_id, method, &params);
+        let body = rpc_raw(&raw_id, method, &params);
 
         // Event by event.
         let mut via = client::post_stream(&gw.url(), body.clone(), &[]).await;
@@ -169,7 +165,7 @@ async fn every_streaming_method_arrives_intact_and_matches_a_direct_call() {
 async fn events_are_relayed_one_by_one_without_buffering() {
     let mock = MockAgent::start(gated(3)).await;
     let gw = gateway_for(&mock, "").await;
-    let body = rpc(r#""u-1""#, "message/stream", &v03_message("hi"));
+    let body = rpc_raw(r#""u-1""#, "message/stream", v03_message("hi"));
     let id = json!("u-1");
 
     let mut sse = client::post_stream(&gw.url(), body, &[]).await;
@@ -195,7 +191,7 @@ async fn events_are_relayed_one_by_one_without_buffering() {
 async fn client_disconnect_closes_the_upstream_stream() {
     let mock = MockAgent::start(gated(3)).await;
     let gw = gateway_for(&mock, "").await;
-    let body = rpc("1", "SendStreamingMessage", &v10_message("hi"));
+    let body = rpc_raw("1", "SendStreamingMessage", v10_message("hi"));
 
     let mut sse = client::post_stream(&gw.url(), body, &[]).await;
     assert!(sse.next_event(WAIT).await.is_some());
@@ -215,7 +211,7 @@ async fn upstream_reset_mid_stream_ends_with_one_error_event_then_a_clean_end() 
     let gw = gateway_for(&mock, "").await;
 
     for (raw_id, id) in [(r#""r-1""#, json!("r-1")), ("42", json!(42))] {
-        let body = rpc(raw_id, "message/stream", &v03_message("hi"));
+        let body = rpc_raw(raw_id, "message/stream", v03_message("hi"));
         let mut sse = client::post_stream(&gw.url(), body, &[]).await;
         assert_sse_head(sse.status, &sse.headers);
         for _ in 0..2 {
@@ -242,7 +238,7 @@ async fn upstream_reset_mid_stream_ends_with_one_error_event_then_a_clean_end() 
 async fn silent_upstream_ends_with_an_idle_error_event() {
     let mock = MockAgent::start(gated(3)).await; // never released
     let gw = gateway_for(&mock, "[limits]\nsse_idle_timeout = \"300ms\"").await;
-    let body = rpc(r#""idle-1""#, "SubscribeToTask", &json!({"id": "task-1"}));
+    let body = rpc_raw(r#""idle-1""#, "SubscribeToTask", json!({"id": "task-1"}));
     let id = json!("idle-1");
 
     let started = Instant::now();
@@ -281,7 +277,7 @@ async fn idle_timeout_is_between_events_not_a_deadline_for_the_stream() {
     };
     let mock = MockAgent::start(mode).await;
     let gw = gateway_for(&mock, "[limits]\nsse_idle_timeout = \"500ms\"").await;
-    let body = rpc("7", "message/stream", &v03_message("slow"));
+    let body = rpc_raw("7", "message/stream", v03_message("slow"));
 
     let started = Instant::now();
     let mut sse = client::post_stream(&gw.url(), body, &[]).await;
@@ -312,7 +308,7 @@ async fn plain_json_answer_to_a_streaming_method_passes_through_unchanged() {
     let gw = gateway_for(&mock, "").await;
 
     for (method, params) in streaming_calls() {
-        let sse = client::post_stream(&gw.url(), rpc(r#""e-1""#, method, &params), &[]).await;
+        let sse = client::post_stream(&gw.url(), rpc_raw(r#""e-1""#, method, &params), &[]).await;
         assert_eq!(sse.status, StatusCode::OK, "{method}");
         assert_eq!(
             sse.headers.get("content-type").map(|v| v.as_bytes()),
@@ -329,7 +325,7 @@ async fn plain_json_answer_to_a_streaming_method_passes_through_unchanged() {
 async fn sse_answer_has_no_content_length_and_is_never_compressed() {
     let mock = MockAgent::start(Mode::Normal).await;
     let gw = gateway_for(&mock, "").await;
-    let body = rpc("1", "message/stream", &v03_message("hi"));
+    let body = rpc_raw("1", "message/stream", v03_message("hi"));
     let headers = [("accept-encoding", "gzip, deflate, br")];
 
     let mut sse = client::post_stream(&gw.url(), body, &headers).await;
@@ -445,7 +441,7 @@ impl Drop for H2Stream {
 async fn sse_over_h2_is_relayed_event_by_event() {
     let mock = MockAgent::start(gated(3)).await;
     let gw = gateway_for(&mock, "").await;
-    let body = rpc(r#""h2-1""#, "SendStreamingMessage", &v10_message("hi"));
+    let body = rpc_raw(r#""h2-1""#, "SendStreamingMessage", v10_message("hi"));
     let id = json!("h2-1");
 
     let mut sse = H2Stream::open(&gw, body).await;
@@ -470,7 +466,7 @@ async fn sse_over_h2_is_relayed_event_by_event() {
 async fn h2_stream_reset_by_the_client_closes_the_upstream_stream() {
     let mock = MockAgent::start(gated(3)).await;
     let gw = gateway_for(&mock, "").await;
-    let body = rpc("1", "message/stream", &v03_message("hi"));
+    let body = rpc_raw("1", "message/stream", v03_message("hi"));
 
     let mut sse = H2Stream::open(&gw, body).await;
     assert!(sse.next_event().await.is_some());
@@ -491,7 +487,7 @@ async fn streams_from_an_h2c_upstream_are_relayed_event_by_event() {
         mock.url()
     );
     let gw = TestGateway::from_toml(&toml).await;
-    let body = rpc("3", "tasks/sendSubscribe", &v01_params("hi"));
+    let body = rpc_raw("3", "tasks/sendSubscribe", v01_params("hi"));
 
     let mut sse = client::post_stream(&gw.url(), body.clone(), &[]).await;
     assert_sse_head(sse.status, &sse.headers);
@@ -535,7 +531,7 @@ async fn h2c_streams_past_the_agents_stream_limit_get_connections_of_their_own()
     let gw = h2c_gateway(&mock, 2).await;
     let mut open = Vec::new();
     for i in 0..STREAMS {
-        let body = rpc(&format!("\"s-{i}\""), "message/stream", &v03_message("hi"));
+        let body = rpc_raw(&format!("\"s-{i}\""), "message/stream", v03_message("hi"));
         let mut sse = client::post_stream(&gw.url(), body, &[]).await;
         assert_sse_head(sse.status, &sse.headers);
         assert!(
@@ -554,7 +550,7 @@ async fn h2c_streams_past_the_agents_stream_limit_get_connections_of_their_own()
         assert_clean_end(&mut sse).await;
     }
     // Their places are free again: the next call takes the first connection.
-    let body = rpc("\"after\"", "message/stream", &v03_message("hi"));
+    let body = rpc_raw("\"after\"", "message/stream", v03_message("hi"));
     let mut sse = client::post_stream(&gw.url(), body, &[]).await;
     assert!(sse.next_event(WAIT).await.is_some());
     assert_eq!(mock.connection_count(), STREAMS.div_ceil(2));
@@ -567,10 +563,10 @@ async fn an_answered_call_frees_its_place_on_the_h2c_connection() {
     // One call per connection: a place not freed would open a new one.
     let gw = h2c_gateway(&mock, 1).await;
     for i in 0..5 {
-        let body = rpc(&format!("\"u-{i}\""), "message/send", &v03_message("hi"));
+        let body = rpc_raw(&format!("\"u-{i}\""), "message/send", v03_message("hi"));
         let reply = client::post_json(&gw.url(), body, &[]).await;
         assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-        let body = rpc(&format!("\"v-{i}\""), "message/stream", &v03_message("hi"));
+        let body = rpc_raw(&format!("\"v-{i}\""), "message/stream", v03_message("hi"));
         let mut sse = client::post_stream(&gw.url(), body, &[]).await;
         assert_eq!(sse.collect_events(WAIT).await.len(), DEFAULT_EVENTS);
     }
@@ -585,12 +581,12 @@ async fn on_one_unlimited_h2c_connection_a_stream_past_the_agents_limit_waits() 
     let gw = h2c_gateway(&mock, 0).await;
     let mut open = Vec::new();
     for i in 0..2 {
-        let body = rpc(&format!("\"w-{i}\""), "message/stream", &v03_message("hi"));
+        let body = rpc_raw(&format!("\"w-{i}\""), "message/stream", v03_message("hi"));
         let mut sse = client::post_stream(&gw.url(), body, &[]).await;
         assert!(sse.next_event(WAIT).await.is_some());
         open.push(sse);
     }
-    let body = rpc("\"w-2\"", "message/stream", &v03_message("hi"));
+    let body = rpc_raw("\"w-2\"", "message/stream", v03_message("hi"));
     let third = client::post_stream(&gw.url(), body, &[]).await;
     assert_eq!(third.status, StatusCode::GATEWAY_TIMEOUT);
     assert_eq!(mock.connection_count(), 1);
@@ -618,7 +614,7 @@ async fn twenty_concurrent_streams_each_get_their_own_events() {
         let url = gw.url();
         tasks.spawn(async move {
             let text = format!("n{i}");
-            let body = rpc(&format!("\"c-{i}\""), "message/stream", &v03_message(&text));
+            let body = rpc_raw(&format!("\"c-{i}\""), "message/stream", v03_message(&text));
             let mut sse = client::post_stream(&url, body, &[]).await;
             assert_sse_head(sse.status, &sse.headers);
             let events = sse.collect_events(WAIT).await;
@@ -676,13 +672,13 @@ async fn a_multi_line_crlf_event_teaches_the_tasks_owner() {
     let gw = TestGateway::start(&[("owner", &owner.url()), ("other", &other.url())], "").await;
     let url = format!("{}agents/owner", gw.url());
     let mut sse =
-        client::post_stream(&url, rpc("1", "message/stream", &v03_message("hi")), &[]).await;
+        client::post_stream(&url, rpc_raw("1", "message/stream", v03_message("hi")), &[]).await;
     let events = sse.collect_events(WAIT).await;
     assert_eq!(events.len(), 1, "{events:?}");
     let event = event_json(&events[0]);
     assert_eq!(event["result"]["taskId"], "t-crlf", "{event}");
     let before = owner.request_count();
-    let get = rpc("2", "tasks/get", &json!({"id": "t-crlf"}));
+    let get = rpc_raw("2", "tasks/get", json!({"id": "t-crlf"}));
     let reply = client::post_json(&gw.url(), get, &[]).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(owner.request_count(), before + 1, "the owner was asked");

@@ -1,4 +1,5 @@
 //! Proves the test support code (mock agent + client) works on its own.
+use crate::support::calls::rpc_raw;
 use std::time::{Duration, Instant};
 
 use crate::support::client::{self, SseParser};
@@ -8,11 +9,6 @@ use http::{StatusCode, Version};
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(5);
-
-/// A JSON-RPC request with `raw_id` spliced in verbatim.
-fn rpc(raw_id: &str, method: &str, params: Value) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"method":"{method}","params":{params}}}"#)
-}
 
 fn v03_message(text: &str) -> Value {
     json!({"message": {"kind": "message", "messageId": "m-1", "role": "user",
@@ -30,7 +26,7 @@ fn event_json(event: &str) -> Value {
 #[tokio::test]
 async fn message_send_over_http1_and_h2_mirrors_id_and_has_03_shape() {
     let mock = MockAgent::start(Mode::Normal).await;
-    let body = rpc(r#""req-1""#, "message/send", v03_message("hi"));
+    let body = rpc_raw(r#""req-1""#, "message/send", v03_message("hi"));
     let reply = client::post_json(&mock.url(), body, &[]).await;
     assert_eq!(reply.status, StatusCode::OK);
     assert_eq!(reply.header("content-type"), Some("application/json"));
@@ -40,7 +36,7 @@ async fn message_send_over_http1_and_h2_mirrors_id_and_has_03_shape() {
     assert_eq!(v["result"]["status"]["state"], "completed");
     assert_eq!(v["result"]["artifacts"][0]["parts"][0]["text"], "echo: hi");
 
-    let body = rpc("1.50", "message/send", v03_message("two"));
+    let body = rpc_raw("1.50", "message/send", v03_message("two"));
     let reply = client::post_json_h2(&mock.url(), body, &[]).await;
     assert_eq!(reply.version, Version::HTTP_2);
     assert!(
@@ -63,7 +59,9 @@ async fn other_methods_answer_in_their_version_shape() {
     let url = mock.url();
     let send = |body: String| client::post_json(&url, body, &[]);
 
-    let v = send(rpc("7", "SendMessage", v10_message("x"))).await.json();
+    let v = send(rpc_raw("7", "SendMessage", v10_message("x")))
+        .await
+        .json();
     assert_eq!(v["id"], 7);
     assert_eq!(
         v["result"]["task"]["status"]["state"],
@@ -76,34 +74,40 @@ async fn other_methods_answer_in_their_version_shape() {
 
     let params = json!({"id": "t-9", "sessionId": "s-1",
         "message": {"role": "user", "parts": [{"type": "text", "text": "old"}]}});
-    let v = send(rpc("null", "tasks/send", params)).await.json();
+    let v = send(rpc_raw("null", "tasks/send", params)).await.json();
     assert_eq!(v["id"], Value::Null);
     assert_eq!(v["result"]["id"], "t-9");
     assert_eq!(v["result"]["artifacts"][0]["parts"][0]["text"], "echo: old");
 
-    let v = send(rpc("1", "GetTask", json!({"id": "t-3"}))).await.json();
+    let v = send(rpc_raw("1", "GetTask", json!({"id": "t-3"})))
+        .await
+        .json();
     assert_eq!(
         v["result"],
         json!({"id": "t-3", "contextId": "ctx-0",
                                    "status": {"state": "TASK_STATE_COMPLETED"}})
     );
-    let v = send(rpc("2", "tasks/cancel", json!({"id": "t-4"})))
+    let v = send(rpc_raw("2", "tasks/cancel", json!({"id": "t-4"})))
         .await
         .json();
     assert_eq!(v["result"]["kind"], "task");
     assert_eq!(v["result"]["status"]["state"], "canceled");
-    let v = send(rpc("3", "ListTasks", json!({}))).await.json();
+    let v = send(rpc_raw("3", "ListTasks", json!({}))).await.json();
     assert_eq!(v["result"], json!({"tasks": []}));
     let push = json!({"taskId": "t-1", "url": "https://hook.example/x"});
-    let v = send(rpc("4", "CreateTaskPushNotificationConfig", push.clone()))
-        .await
-        .json();
+    let v = send(rpc_raw(
+        "4",
+        "CreateTaskPushNotificationConfig",
+        push.clone(),
+    ))
+    .await
+    .json();
     assert_eq!(v["result"], push);
-    let v = send(rpc("5", "GetExtendedAgentCard", json!({})))
+    let v = send(rpc_raw("5", "GetExtendedAgentCard", json!({})))
         .await
         .json();
     assert_eq!(v["result"]["name"], "Mock Agent");
-    let v = send(rpc("6", "nope/nothing", json!({}))).await.json();
+    let v = send(rpc_raw("6", "nope/nothing", json!({}))).await.json();
     assert_eq!(v["error"]["code"], -32601);
     let v = send("{not json".to_string()).await.json();
     assert_eq!(
@@ -115,7 +119,7 @@ async fn other_methods_answer_in_their_version_shape() {
 #[tokio::test]
 async fn streaming_gives_three_events_then_end() {
     let mock = MockAgent::start(Mode::Normal).await;
-    let body = rpc(r#""s-1""#, "message/stream", v03_message("hi"));
+    let body = rpc_raw(r#""s-1""#, "message/stream", v03_message("hi"));
     let mut sse = client::post_stream(&mock.url(), body, &[]).await;
     assert_eq!(sse.status, StatusCode::OK);
     assert_eq!(sse.headers["content-type"], "text/event-stream");
@@ -131,7 +135,7 @@ async fn streaming_gives_three_events_then_end() {
     assert_eq!(events[2]["result"]["final"], true);
     assert_eq!(sse.error(), None);
 
-    let body = rpc("9", "SendStreamingMessage", v10_message("hi"));
+    let body = rpc_raw("9", "SendStreamingMessage", v10_message("hi"));
     let mut sse = client::post_stream(&mock.url(), body, &[]).await;
     let events = sse.collect_events(WAIT).await;
     assert_eq!(events.len(), 3);
@@ -151,7 +155,7 @@ async fn gate_last_holds_the_last_event_until_released() {
         gate_last: true,
     };
     let mock = MockAgent::start(mode).await;
-    let body = rpc("1", "message/stream", v03_message("hi"));
+    let body = rpc_raw("1", "message/stream", v03_message("hi"));
     let mut sse = client::post_stream(&mock.url(), body.clone(), &[]).await;
     assert!(sse.next_event(WAIT).await.is_some());
     assert!(sse.next_event(WAIT).await.is_some());
@@ -177,7 +181,7 @@ async fn dropping_an_sse_stream_is_noticed_by_the_mock() {
         gate_last: true,
     };
     let mock = MockAgent::start(mode).await;
-    let body = rpc("1", "SendStreamingMessage", v10_message("hi"));
+    let body = rpc_raw("1", "SendStreamingMessage", v10_message("hi"));
     let mut sse = client::post_stream(&mock.url(), body, &[]).await;
     assert!(sse.next_event(WAIT).await.is_some());
     assert!(!mock.stream_closed_by_peer());
@@ -188,7 +192,7 @@ async fn dropping_an_sse_stream_is_noticed_by_the_mock() {
 #[tokio::test]
 async fn reset_mid_stream_ends_the_stream_with_an_error() {
     let mock = MockAgent::start(Mode::ResetMidStream { events_before: 1 }).await;
-    let body = rpc("1", "message/stream", v03_message("hi"));
+    let body = rpc_raw("1", "message/stream", v03_message("hi"));
     let mut sse = client::post_stream(&mock.url(), body, &[]).await;
     assert!(sse.next_event(WAIT).await.is_some());
     assert_eq!(sse.next_event(WAIT).await, None);
@@ -232,7 +236,7 @@ async fn card_is_served_at_both_well_known_paths() {
 #[tokio::test]
 async fn garbage_and_close_immediately_fail_fast() {
     let mock = MockAgent::start(Mode::Garbage).await;
-    let body = rpc("1", "message/send", v03_message("hi"));
+    let body = rpc_raw("1", "message/send", v03_message("hi"));
     let error = client::try_post_json(&mock.url(), body.clone(), &[]).await;
     assert!(error.is_err(), "garbage must not parse: {error:?}");
     assert_eq!(
@@ -267,7 +271,7 @@ async fn hang_records_then_never_answers_and_delay_waits() {
 
     mock.set_mode(Mode::Delay { ms: 200 });
     let started = Instant::now();
-    let reply = client::post_json(&mock.url(), rpc("1", "ListTasks", json!({})), &[]).await;
+    let reply = client::post_json(&mock.url(), rpc_raw("1", "ListTasks", json!({})), &[]).await;
     assert!(started.elapsed() >= Duration::from_millis(200));
     assert_eq!(reply.json()["result"], json!({"tasks": []}));
 }

@@ -2,6 +2,7 @@
 //! mock agents whose cards say they speak another, both ways, unary and
 //! streaming; what cannot be translated gets a clear error.
 
+use crate::support::calls::{rpc, V1};
 use std::time::Duration;
 
 use crate::support::client;
@@ -11,7 +12,6 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(10);
-const V1: (&str, &str) = ("a2a-version", "1.0");
 
 /// A mock agent whose card offers JSON-RPC in exactly `version`.
 async fn agent_speaking(version: &str) -> MockAgent {
@@ -41,10 +41,6 @@ async fn gateway(mock: &MockAgent) -> TestGateway {
         "[push_guard]\nallow_hosts = [\"hooks.example\"]\n",
     )
     .await
-}
-
-fn rpc(id: Value, method: &str, params: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
 
 /// What the agent was last sent.

@@ -1,6 +1,23 @@
 //! JSON-RPC request bodies the tests send most.
 
+use serde::Serialize;
 use serde_json::json;
+
+/// The header that makes a call A2A 1.0.
+pub const V1: (&str, &str) = ("a2a-version", "1.0");
+/// The JSON content type.
+pub const JSON: (&str, &str) = ("content-type", "application/json");
+
+/// A JSON-RPC call of `method` with `id` and `params` (any JSON value).
+pub fn rpc(id: impl Serialize, method: &str, params: impl Serialize) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// A JSON-RPC call whose id is `raw_id` written as is (`7`, `"a"`,
+/// `null`, `1.50`): for what the gateway mirrors exactly.
+pub fn rpc_raw(raw_id: &str, method: &str, params: impl std::fmt::Display) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"method":"{method}","params":{params}}}"#)
+}
 
 /// A 0.3 call of `method` whose JSON-RPC id is `raw_id` written as is
 /// (`7`, `"a"`, `null`), carrying one user message that says `text`.
