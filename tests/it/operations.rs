@@ -41,14 +41,14 @@ const SHUTTING_DOWN: i64 = -32056;
 /// A 0.3 `message/send` whose text matches no skill (routing falls to the
 /// default rule).
 fn send(id: &str) -> String {
-    rpc(id, "message/send")
+    message_call(id, "message/send")
 }
 
 fn stream(id: &str) -> String {
-    rpc(id, "message/stream")
+    message_call(id, "message/stream")
 }
 
-fn rpc(id: &str, method: &str) -> String {
+fn message_call(id: &str, method: &str) -> String {
     crate::support::calls::call_raw(&json!(id).to_string(), method, "hi there")
 }
 
