@@ -34,7 +34,6 @@ pub struct RestCall {
 /// The request for a call of `family` with the 1.0 `params`, under the
 /// interface's path `prefix` (`/rest`, or `` for the origin's root).
 pub fn rest_call(family: Family, params: Option<&Value>, prefix: &str) -> Result<RestCall, String> {
-    use Family::*;
     let mut params = match params {
         Some(Value::Object(params)) => params.clone(),
         None | Some(Value::Null) => Map::new(),
@@ -45,11 +44,32 @@ pub fn rest_call(family: Family, params: Option<&Value>, prefix: &str) -> Result
     if let Some(tenant) = take_text(&mut params, "tenant")?.filter(|t| !t.is_empty()) {
         push_id(&mut path, &tenant, "tenant")?;
     }
-    let (method, query): (Method, &[&str]) = match family {
-        Send => (Method::POST, route(&mut path, "/message:send")),
-        Stream => (Method::POST, route(&mut path, "/message:stream")),
+    let (method, query) = route_of(family, &mut path, &mut params)?;
+    push_query(&mut path, &mut params, query)?;
+    let body = body_of(&method, params, &path)?;
+    if path.is_empty() {
+        path.push('/');
+    }
+    Ok(RestCall {
+        method,
+        path_and_query: path,
+        body,
+    })
+}
+
+/// The HTTP method, path (appended to `path`) and query members of
+/// `family`'s route; path ids are taken out of `params`.
+fn route_of(
+    family: Family,
+    path: &mut String,
+    params: &mut Map<String, Value>,
+) -> Result<(Method, &'static [&'static str]), String> {
+    use Family::*;
+    let found: (Method, &'static [&'static str]) = match family {
+        Send => (Method::POST, route(path, "/message:send")),
+        Stream => (Method::POST, route(path, "/message:stream")),
         GetTask => {
-            task_path(&mut path, &mut params, "id", "")?;
+            task_path(path, params, "id", "")?;
             (Method::GET, &["historyLength"])
         }
         ListTasks => {
@@ -66,25 +86,25 @@ pub fn rest_call(family: Family, params: Option<&Value>, prefix: &str) -> Result
             (Method::GET, query)
         }
         CancelTask => {
-            task_path(&mut path, &mut params, "id", ":cancel")?;
+            task_path(path, params, "id", ":cancel")?;
             (Method::POST, &[])
         }
         Resubscribe => {
-            task_path(&mut path, &mut params, "id", ":subscribe")?;
+            task_path(path, params, "id", ":subscribe")?;
             (Method::GET, &[])
         }
         PushSet => {
-            task_path(&mut path, &mut params, "taskId", "/pushNotificationConfigs")?;
+            task_path(path, params, "taskId", "/pushNotificationConfigs")?;
             (Method::POST, &[])
         }
         PushList => {
-            task_path(&mut path, &mut params, "taskId", "/pushNotificationConfigs")?;
+            task_path(path, params, "taskId", "/pushNotificationConfigs")?;
             (Method::GET, &["pageSize", "pageToken"])
         }
         PushGet | PushDelete => {
-            task_path(&mut path, &mut params, "taskId", "/pushNotificationConfigs")?;
-            let id = take_text(&mut params, "id")?.ok_or("'id' (the config's) is required")?;
-            push_id(&mut path, &id, "id")?;
+            task_path(path, params, "taskId", "/pushNotificationConfigs")?;
+            let id = take_text(params, "id")?.ok_or("'id' (the config's) is required")?;
+            push_id(path, &id, "id")?;
             let method = if family == PushGet {
                 Method::GET
             } else {
@@ -92,29 +112,30 @@ pub fn rest_call(family: Family, params: Option<&Value>, prefix: &str) -> Result
             };
             (method, &[])
         }
-        ExtendedCard => (Method::GET, route(&mut path, "/extendedAgentCard")),
+        ExtendedCard => (Method::GET, route(path, "/extendedAgentCard")),
     };
-    push_query(&mut path, &mut params, query)?;
-    let body = match method {
-        Method::POST => {
-            Some(serde_json::to_vec(&Value::Object(params)).map_err(|e| e.to_string())?)
-        }
+    Ok(found)
+}
+
+/// A POST's body: what is left of the params. Other methods carry none, so
+/// a member left over cannot be carried (metadata aside).
+fn body_of(
+    method: &Method,
+    mut params: Map<String, Value>,
+    path: &str,
+) -> Result<Option<Vec<u8>>, String> {
+    match *method {
+        Method::POST => serde_json::to_vec(&Value::Object(params))
+            .map(Some)
+            .map_err(|e| e.to_string()),
         _ => {
             params.remove("metadata");
             if let Some(name) = params.keys().next() {
                 return Err(format!("'{name}' cannot be carried by {method} {path}"));
             }
-            None
+            Ok(None)
         }
-    };
-    if path.is_empty() {
-        path.push('/');
     }
-    Ok(RestCall {
-        method,
-        path_and_query: path,
-        body,
-    })
 }
 
 fn route(path: &mut String, suffix: &str) -> &'static [&'static str] {

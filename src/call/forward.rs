@@ -163,19 +163,8 @@ fn plan(
         (Some(b), AgentBinding::JsonRpc(_)) => (client_binding.version(b.client()), b.agent()),
         (None, AgentBinding::JsonRpc(_)) => (client, client),
     };
-    let forward = match agent_binding {
-        AgentBinding::Grpc { url, .. } => match pass_grpc {
-            Some(request) => Forward::PassGrpc { url, request },
-            None => Forward::TranslateGrpc { url },
-        },
-        AgentBinding::Rest { path, .. } => match pass_rest {
-            Some(request) => Forward::PassRest { path, request },
-            None => Forward::TranslateRest { path },
-        },
-        AgentBinding::JsonRpc(_) => Forward::JsonRpc,
-    };
     Ok(Plan {
-        forward,
+        forward: Forward::of(agent_binding, pass_grpc, pass_rest),
         family: call.method.family,
         bridged,
         client,
@@ -184,6 +173,26 @@ fn plan(
 }
 
 impl Forward {
+    /// The way to `agent_binding`: passing the client's request through
+    /// where one is given, else translating the call.
+    fn of(
+        agent_binding: AgentBinding,
+        pass_grpc: Option<GrpcRequest>,
+        pass_rest: Option<RestRequest>,
+    ) -> Self {
+        match agent_binding {
+            AgentBinding::Grpc { url, .. } => match pass_grpc {
+                Some(request) => Forward::PassGrpc { url, request },
+                None => Forward::TranslateGrpc { url },
+            },
+            AgentBinding::Rest { path, .. } => match pass_rest {
+                Some(request) => Forward::PassRest { path, request },
+                None => Forward::TranslateRest { path },
+            },
+            AgentBinding::JsonRpc(_) => Forward::JsonRpc,
+        }
+    }
+
     /// The agent binding's name, for the call's record and trace.
     fn label(&self) -> &'static str {
         match self {

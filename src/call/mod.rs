@@ -115,12 +115,8 @@ async fn handle_call(
         Err(e) => return client_binding.refuse(e, None),
     };
     record.request_bytes = bytes.len();
-    if client_binding == ClientBinding::JsonRpc {
-        if let Err(got) = check_content_type(&parts.headers) {
-            // Checked after the body is read, so that the answer mirrors its id.
-            let id = jsonrpc::parse(&bytes).ok().and_then(|e| e.id);
-            return GatewayError::ContentTypeNotSupported(got).into_response(id);
-        }
+    if let Some(refused) = refuse_rpc_media_type(client_binding, &parts, &bytes) {
+        return refused;
     }
     let (id, method, params, raw_params) = match read_call(&bytes, record) {
         Ok(read) => read,
@@ -155,6 +151,21 @@ async fn handle_call(
             client_binding.refuse(e, id)
         }
     }
+}
+
+/// The refusal of a JSON-RPC call whose `Content-Type` is not JSON.
+/// Checked after the body is read, so that the refusal mirrors its id.
+fn refuse_rpc_media_type(
+    client_binding: ClientBinding,
+    parts: &Parts,
+    bytes: &[u8],
+) -> Option<Response<Body>> {
+    if client_binding != ClientBinding::JsonRpc {
+        return None;
+    }
+    let got = check_content_type(&parts.headers).err()?;
+    let id = jsonrpc::parse(bytes).ok().and_then(|e| e.id);
+    Some(GatewayError::ContentTypeNotSupported(got).into_response(id))
 }
 
 /// The caller's identity, once its credentials pass and it speaks a

@@ -46,42 +46,21 @@ where
         + Unpin
         + 'static,
 {
-    let limits = &state.config.limits;
     // The body holds the call's pooled connection or HTTP/2 place.
     let (mut parts, body) = response.into_parts();
     headers::strip_hop_by_hop(&mut parts.headers);
     // The client's connection has its own version; hyper writes the right one.
     parts.version = Version::HTTP_11;
     let body = if is_event_stream(&parts.headers) {
-        parts.headers.remove(header::CONTENT_LENGTH);
-        let upstream = owner.clone();
-        let open = StreamOpen::new(state.metrics.clone());
-        let learn = learn_events(state, owner, &context, record);
-        let on_events = Box::new(learn);
-        let (rewrite, client) = context.rewrite.unzip();
-        // The call's record learns how the stream ended (`Record::head`).
-        let ended = crate::telemetry::access::StreamEnd::default();
-        parts.extensions.insert(ended.clone());
-        if let Some(client) = client {
-            crate::bridge::headers::for_client(&mut parts.headers, client);
-        }
-        let settings = RelaySettings {
-            upstream,
-            request_id: id.map(ToOwned::to_owned),
-            // Only a stream keeps the id (a unary answer's is in the record).
-            x_request_id: record.request_id().into(),
-            idle_timeout: limits.sse_idle_timeout,
-            max_event_bytes: limits.max_sse_event_bytes,
-            on_events: Some(on_events),
-            rewrite,
-            rest: context.rest,
-            closing: Some(state.closing.clone()),
-            ended: Some(ended.clone()),
-        };
-        // A stream holds its stream place for its whole life, but not an
-        // in-flight slot: streams are bounded by their own limits.
-        drop(permits.slot);
-        Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
+        event_stream(
+            &mut parts,
+            body,
+            (state, record),
+            owner,
+            id,
+            permits,
+            context,
+        )
     } else if let Some(passed) = context.grpc_answer.take() {
         grpc_answer(
             &mut parts, body, state, owner, record, permits, context, passed,
@@ -96,6 +75,56 @@ where
         Guarded::new(observed, permits).boxed_unsync()
     };
     Response::from_parts(parts, body)
+}
+
+/// An SSE answer through the event relay: each event learned from (and
+/// rewritten for the client, when the call was translated), the stream
+/// bounded by its idle timeout, holding its stream place until it ends.
+fn event_stream<B>(
+    parts: &mut http::response::Parts,
+    body: B,
+    (state, record): (&Arc<AppState>, &Record),
+    owner: Arc<str>,
+    id: Option<&RawValue>,
+    permits: Permits,
+    context: RelayContext,
+) -> Body
+where
+    B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
+        + Send
+        + Unpin
+        + 'static,
+{
+    let limits = &state.config.limits;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let upstream = owner.clone();
+    let open = StreamOpen::new(state.metrics.clone());
+    let learn = learn_events(state, owner, &context, record);
+    let on_events = Box::new(learn);
+    let (rewrite, client) = context.rewrite.unzip();
+    // The call's record learns how the stream ended (`Record::head`).
+    let ended = crate::telemetry::access::StreamEnd::default();
+    parts.extensions.insert(ended.clone());
+    if let Some(client) = client {
+        crate::bridge::headers::for_client(&mut parts.headers, client);
+    }
+    let settings = RelaySettings {
+        upstream,
+        request_id: id.map(ToOwned::to_owned),
+        // Only a stream keeps the id (a unary answer's is in the record).
+        x_request_id: record.request_id().into(),
+        idle_timeout: limits.sse_idle_timeout,
+        max_event_bytes: limits.max_sse_event_bytes,
+        on_events: Some(on_events),
+        rewrite,
+        rest: context.rest,
+        closing: Some(state.closing.clone()),
+        ended: Some(ended.clone()),
+    };
+    // A stream holds its stream place for its whole life, but not an
+    // in-flight slot: streams are bounded by their own limits.
+    drop(permits.slot);
+    Guarded::new(SseRelay::new(body, settings), (permits.stream, open)).boxed_unsync()
 }
 
 /// What a stream's events teach, as they pass: the tasks they show owned

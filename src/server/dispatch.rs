@@ -66,13 +66,7 @@ pub async fn dispatch(
             if let Err(e) = Box::pin(card_access(&state, &parts, &conn)).await {
                 return e.into_response(None);
             }
-            match scope {
-                Some(i) => agent_card(&state, &parts, &conn, i),
-                None => {
-                    let rendered = state.fleet.published(&state.config, &endpoint::endpoint(&state, &parts, &conn));
-                    published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
-                }
-            }
+            card(&state, &parts, &conn, scope)
         }
         Method::GET | Method::HEAD if is_extended => {
             let origin = call::origin(&state, &parts, &conn);
@@ -82,27 +76,51 @@ pub async fn dispatch(
             let request = Request::from_parts(parts, body);
             Box::pin(crate::ingress::handle(state, &conn, request, scope)).await
         }
-        ref method if is_rpc || is_card || is_extended => GatewayError::MethodNotAllowed {
-            method: method.to_string(),
-            path: parts.uri.path().chars().take(128).collect(),
-            allow: if is_rpc { "POST" } else { "GET, HEAD" },
-        }
-        .into_response(None),
+        ref method if is_rpc || is_card || is_extended => not_allowed(method, &parts, is_rpc),
         ref method => match rest::place(method, &rest, parts.uri.query()) {
             Ok(placed) => {
                 let request = Request::from_parts(parts, body);
-                Box::pin(crate::ingress::handle_rest(state, &conn, request, scope, placed)).await
+                Box::pin(crate::ingress::handle_rest(
+                    state, &conn, request, scope, placed,
+                ))
+                .await
             }
-            // Only HTTP+JSON has routes: its google.rpc.Status answers.
-            Err(Refused::NotFound) => GatewayError::NotFound {
-                method: method.to_string(),
-                path: parts.uri.path().chars().take(128).collect(),
-                hint: "JSON-RPC is served by POST / (or POST /agents/{name}), HTTP+JSON by the A2A routes (1.0: POST /message:send, GET /tasks/{id}, ...; 0.3: the same under /v1), the Agent Card at GET /.well-known/agent-card.json",
-            }
-            .into_rest_response(),
+            Err(Refused::NotFound) => no_route(method, &parts),
             Err(refused) => crate::ingress::rest_refused(refused, &parts).into_rest_response(),
         },
     }
+}
+
+/// The fleet's card, or one agent's (`/agents/{name}`).
+fn card(state: &AppState, parts: &Parts, conn: &ConnInfo, scope: Option<usize>) -> Response<Body> {
+    match scope {
+        Some(i) => agent_card(state, parts, conn, i),
+        None => {
+            let endpoint = endpoint::endpoint(state, parts, conn);
+            let rendered = state.fleet.published(&state.config, &endpoint);
+            published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
+        }
+    }
+}
+
+/// A known path with a method it does not take.
+fn not_allowed(method: &Method, parts: &Parts, is_rpc: bool) -> Response<Body> {
+    GatewayError::MethodNotAllowed {
+        method: method.to_string(),
+        path: parts.uri.path().chars().take(128).collect(),
+        allow: if is_rpc { "POST" } else { "GET, HEAD" },
+    }
+    .into_response(None)
+}
+
+/// No route: only HTTP+JSON has routes, so its google.rpc.Status answers.
+fn no_route(method: &Method, parts: &Parts) -> Response<Body> {
+    GatewayError::NotFound {
+        method: method.to_string(),
+        path: parts.uri.path().chars().take(128).collect(),
+        hint: "JSON-RPC is served by POST / (or POST /agents/{name}), HTTP+JSON by the A2A routes (1.0: POST /message:send, GET /tasks/{id}, ...; 0.3: the same under /v1), the Agent Card at GET /.well-known/agent-card.json",
+    }
+    .into_rest_response()
 }
 
 /// `/agents/{name}/rest`: that agent's index and the path within it, or

@@ -309,37 +309,35 @@ impl Upstream {
             let replica = trace.map(|_| attempt.endpoint().to_string());
             let tried_here = self.try_replica(attempt, request, streams, deadline).await;
             if let (Some(trace), Some(replica)) = (trace, replica) {
-                let outcome = match &tried_here {
-                    Ok(response) => Ok(response.status().as_u16()),
-                    Err(f) => Err(crate::telemetry::metrics::error_class(Some(f.error.code()))),
-                };
-                trace.attempt(&replica, outcome);
+                trace_attempt(trace, &replica, &tried_here);
             }
             match tried_here {
                 Ok(response) => return Ok(response),
                 Err(f) if f.maybe_delivered => return Err(f.error),
                 Err(f) => {
-                    // Named by its X-Request-Id: there is no span per
-                    // request at info (`crate::server::stack`). The head is gone
-                    // after the last replica, and so is any other to try.
-                    let id = parts
-                        .as_ref()
-                        .and_then(|p| p.headers.get(crate::http::request_id::HEADER));
-                    let request_id = id.and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    let error = &f.error;
-                    match tried.iter().all(|&t| t) {
-                        false => {
-                            tracing::warn!(request_id, upstream = %self.name, %error, "call never reached the replica; trying another")
-                        }
-                        true => {
-                            tracing::warn!(request_id, upstream = %self.name, %error, "call never reached the replica")
-                        }
-                    }
+                    self.warn_not_reached(parts.as_ref(), &f.error, tried.iter().all(|&t| t));
                     last = Some(f.error);
                 }
             }
         }
         Err(last.unwrap_or_else(|| self.ejected()))
+    }
+
+    /// A call that never reached a replica, logged by its X-Request-Id:
+    /// there is no span per request at info (`crate::server::stack`). The
+    /// head is gone after the last replica (`last`), and so is any other
+    /// to try.
+    fn warn_not_reached(&self, parts: Option<&Parts>, error: &GatewayError, last: bool) {
+        let id = parts.and_then(|p| p.headers.get(crate::http::request_id::HEADER));
+        let request_id = id.and_then(|v| v.to_str().ok()).unwrap_or("-");
+        match last {
+            false => {
+                tracing::warn!(request_id, upstream = %self.name, %error, "call never reached the replica; trying another")
+            }
+            true => {
+                tracing::warn!(request_id, upstream = %self.name, %error, "call never reached the replica")
+            }
+        }
     }
 
     /// One attempt on one replica; its outcome feeds that replica's breaker.
@@ -517,4 +515,14 @@ fn connector(cfg: &config::Upstream, http2: bool) -> HttpsConnector<HttpConnecto
         true => builder.enable_http2().wrap_connector(tcp),
         false => builder.enable_http1().wrap_connector(tcp),
     }
+}
+
+/// One attempt at a replica, on the call's span: its status, or the
+/// class of its failure.
+fn trace_attempt(trace: &CallTrace, replica: &str, tried: &Result<Response<Leased>, Failure>) {
+    let outcome = match tried {
+        Ok(response) => Ok(response.status().as_u16()),
+        Err(f) => Err(crate::telemetry::metrics::error_class(Some(f.error.code()))),
+    };
+    trace.attempt(replica, outcome);
 }

@@ -272,6 +272,24 @@ fn server_attributes(ended: &Ended<'_>, state: &State) -> Vec<KeyValue> {
             a.push(KeyValue::new("a2a.agent.protocol.version", version));
         }
     }
+    push_where_and_who(&mut a, ended, state);
+    if let Some(code) = ended.code {
+        a.push(KeyValue::new("a2a.error.code", i64::from(code)));
+        a.push(KeyValue::new("rpc.jsonrpc.error_code", i64::from(code)));
+        a.push(KeyValue::new("error.type", ended.error_class));
+    }
+    let events = i64::from(state.events + state.events_dropped);
+    if events > 0 {
+        a.push(KeyValue::new("a2a.stream.events", events));
+        let dropped = i64::from(state.events_dropped);
+        a.push(KeyValue::new("a2a.stream.events_dropped", dropped));
+    }
+    a
+}
+
+/// The agent and replica that answered, and the skill, caller, task and
+/// context the call was about, where known.
+fn push_where_and_who(a: &mut Vec<KeyValue>, ended: &Ended<'_>, state: &State) {
     if let Some(upstream) = ended.upstream {
         a.push(KeyValue::new("a2a.upstream", upstream.clone()));
     }
@@ -291,18 +309,6 @@ fn server_attributes(ended: &Ended<'_>, state: &State) -> Vec<KeyValue> {
             a.push(KeyValue::new(key, value.to_string()));
         }
     }
-    if let Some(code) = ended.code {
-        a.push(KeyValue::new("a2a.error.code", i64::from(code)));
-        a.push(KeyValue::new("rpc.jsonrpc.error_code", i64::from(code)));
-        a.push(KeyValue::new("error.type", ended.error_class));
-    }
-    let events = i64::from(state.events + state.events_dropped);
-    if events > 0 {
-        a.push(KeyValue::new("a2a.stream.events", events));
-        let dropped = i64::from(state.events_dropped);
-        a.push(KeyValue::new("a2a.stream.events_dropped", dropped));
-    }
-    a
 }
 
 /// Who failed decides: the gateway or the agent (5xx, a stream the agent
