@@ -116,17 +116,7 @@ fn grpc_headers(headers: &mut HeaderMap, version: Version) {
     crate::bridge::headers::for_agent(headers, version);
     // gRPC's own metadata is the gateway's to set for the agent, not the
     // client's (`grpc-timeout`, `grpc-encoding`, ...).
-    let grpc: Vec<_> = (headers.keys())
-        .filter(|name| name.as_str().starts_with("grpc-"))
-        .cloned()
-        .collect();
-    for name in grpc {
-        headers.remove(name);
-    }
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/grpc"),
-    );
+    crate::http::hop_by_hop::clear_grpc_metadata(headers, "application/grpc");
     headers.remove(header::ACCEPT);
     headers.remove(header::ACCEPT_ENCODING);
 }

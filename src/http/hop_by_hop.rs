@@ -1,7 +1,7 @@
 //! Hop-by-hop headers (RFC 9110 §7.6.1): they belong to one connection and
 //! are never forwarded; a configured upstream header may not be one.
 
-use http::{header, HeaderName};
+use http::{header, HeaderMap, HeaderName, HeaderValue};
 
 /// Headers that describe one connection and must not cross the gateway.
 pub const HOP_BY_HOP: [HeaderName; 8] = [
@@ -31,6 +31,21 @@ pub fn is_hop_by_hop(name: &HeaderName) -> bool {
             | "transfer-encoding"
             | "upgrade"
     )
+}
+
+/// Takes out gRPC's own metadata (`grpc-timeout`, `grpc-encoding`, ...),
+/// which each leg of a call sets for itself, and sets `content_type`: a
+/// call's headers on their way from one binding's leg to another's.
+pub fn clear_grpc_metadata(headers: &mut HeaderMap, content_type: &'static str) {
+    let grpc: Vec<_> = (headers.keys())
+        .filter(|name| name.as_str().starts_with("grpc-"))
+        .cloned()
+        .collect();
+    for name in grpc {
+        headers.remove(name);
+    }
+    let content_type = HeaderValue::from_static(content_type);
+    headers.insert(header::CONTENT_TYPE, content_type);
 }
 
 #[cfg(test)]

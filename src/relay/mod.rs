@@ -25,6 +25,20 @@ use crate::state::AppState;
 use crate::telemetry::access::Record;
 use crate::upstream::headers;
 
+/// An agent's answer body as the relay takes it.
+pub(crate) trait AgentBody:
+    http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError> + Send + Unpin + 'static
+{
+}
+
+impl<B> AgentBody for B where
+    B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
+        + Send
+        + Unpin
+        + 'static
+{
+}
+
 /// Unary answers larger than this are relayed but not scanned for task ids.
 const MAX_LEARNED_BYTES: usize = 1024 * 1024;
 
@@ -41,10 +55,7 @@ pub(crate) fn relay<B>(
     mut context: RelayContext,
 ) -> Response<Body>
 where
-    B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
-        + Send
-        + Unpin
-        + 'static,
+    B: AgentBody,
 {
     // The body holds the call's pooled connection or HTTP/2 place.
     let (mut parts, body) = response.into_parts();
@@ -90,10 +101,7 @@ fn event_stream<B>(
     context: RelayContext,
 ) -> Body
 where
-    B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
-        + Send
-        + Unpin
-        + 'static,
+    B: AgentBody,
 {
     let limits = &state.config.limits;
     parts.headers.remove(header::CONTENT_LENGTH);
@@ -202,10 +210,7 @@ fn grpc_answer<B>(
     passed: GrpcPassed,
 ) -> Body
 where
-    B: http_body::Body<Data = bytes::Bytes, Error = crate::http::body::BoxError>
-        + Send
-        + Unpin
-        + 'static,
+    B: AgentBody,
 {
     use grpc::{GrpcRelay, GrpcRelaySettings, OnMessage};
     let limits = &state.config.limits;

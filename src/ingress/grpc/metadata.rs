@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use futures_util::Stream;
-use http::{header, HeaderMap, HeaderValue};
+use http::{header, HeaderMap};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tonic::Status;
@@ -83,17 +83,8 @@ pub(crate) use crate::relay::grpc::past_deadline;
 /// rest (credentials, `a2a-version`, `a2a-extensions`, `a2a-skill`,
 /// `traceparent`, …) is kept as a JSON-RPC call's headers would be.
 pub(crate) fn headers(mut headers: HeaderMap) -> HeaderMap {
-    let grpc: Vec<_> = (headers.keys())
-        .filter(|name| name.as_str().starts_with("grpc-") || *name == header::TE)
-        .cloned()
-        .collect();
-    for name in grpc {
-        headers.remove(name);
-    }
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    headers.remove(header::TE);
+    crate::http::hop_by_hop::clear_grpc_metadata(&mut headers, "application/json");
     headers
 }
 
