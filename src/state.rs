@@ -13,7 +13,8 @@ use crate::limits::concurrency::{InFlight, Streams};
 use crate::limits::rate::RateLimits;
 use crate::routing::fleet::Fleet;
 use crate::routing::Router;
-use crate::telemetry::metrics::{Metrics, UpstreamMeters};
+use crate::telemetry::metrics::upstream::UpstreamMeters;
+use crate::telemetry::metrics::Metrics;
 use crate::telemetry::trace::Tracing;
 use crate::upstream::headers::Credentials;
 use crate::upstream::Upstream;
@@ -59,6 +60,29 @@ fn start_tracing(config: &Config, metrics: &Metrics) -> Option<Arc<Tracing>> {
     }
 }
 
+/// Each upstream's pool and in-flight limit: kept from `previous` where
+/// its settings are the same, else new.
+fn upstreams(
+    config: &Config,
+    previous: Option<&AppState>,
+) -> (Vec<Arc<Upstream>>, Vec<Arc<InFlight>>) {
+    let same_upstream = |u: &crate::config::Upstream| {
+        let p = previous?;
+        let i = p.config.upstreams.iter().position(|old| old == u)?;
+        Some((p.upstreams[i].clone(), p.in_flight[i].clone()))
+    };
+    config
+        .upstreams
+        .iter()
+        .map(|u| {
+            same_upstream(u).unwrap_or_else(|| {
+                let limit = InFlight::new(&u.name, u.max_in_flight, u.queue, u.queue_timeout);
+                (Arc::new(Upstream::new(u)), Arc::new(limit))
+            })
+        })
+        .unzip()
+}
+
 impl AppState {
     pub fn new(config: Config) -> Self {
         Self::build(config, None)
@@ -73,21 +97,7 @@ impl AppState {
     }
 
     fn build(config: Config, previous: Option<&AppState>) -> Self {
-        let same_upstream = |u: &crate::config::Upstream| {
-            let p = previous?;
-            let i = p.config.upstreams.iter().position(|old| old == u)?;
-            Some((p.upstreams[i].clone(), p.in_flight[i].clone()))
-        };
-        let (upstreams, in_flight): (Vec<_>, Vec<_>) = config
-            .upstreams
-            .iter()
-            .map(|u| {
-                same_upstream(u).unwrap_or_else(|| {
-                    let limit = InFlight::new(&u.name, u.max_in_flight, u.queue, u.queue_timeout);
-                    (Arc::new(Upstream::new(u)), Arc::new(limit))
-                })
-            })
-            .unzip();
+        let (upstreams, in_flight) = upstreams(&config, previous);
         let metrics = previous.map_or_else(
             || {
                 Arc::new(Metrics::with_task_capacity(

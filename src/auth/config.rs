@@ -288,45 +288,7 @@ pub const METHOD_LABELS: [&str; 11] = [
 pub fn authz(section: &AuthzSection, upstreams: &[String]) -> Result<Authz, Problems> {
     let mut problems = Vec::new();
     for (i, r) in section.rules.iter().enumerate() {
-        let at = |f: &str| format!("rules[{i}].{f}");
-        if r.subjects.is_empty() && r.scopes.is_empty() && r.claims.is_empty() {
-            problems.push((at("subjects"), "a rule must name its callers: subjects, scopes or claims (\"*\" in subjects for every authenticated caller)".into()));
-        }
-        if r.skills.is_empty() && r.upstreams.is_empty() {
-            problems.push((
-                at("skills"),
-                "a rule must name what it allows: skills or upstreams (\"*\" for all)".into(),
-            ));
-        }
-        if r.methods.is_empty() {
-            problems.push((
-                at("methods"),
-                "a rule must name its methods (\"*\" for all)".into(),
-            ));
-        }
-        for m in r
-            .methods
-            .iter()
-            .filter(|m| *m != "*" && !METHOD_LABELS.contains(&m.as_str()))
-        {
-            problems.push((
-                at("methods"),
-                format!(
-                    "unknown method family '{m}'; use {} or \"*\"",
-                    METHOD_LABELS.join(", ")
-                ),
-            ));
-        }
-        for u in r
-            .upstreams
-            .iter()
-            .filter(|u| *u != "*" && !upstreams.contains(u))
-        {
-            problems.push((
-                at("upstreams"),
-                format!("names no configured upstream: '{u}'"),
-            ));
-        }
+        check_rule(r, i, upstreams, &mut problems);
     }
     let rules = section
         .rules
@@ -343,5 +305,48 @@ pub fn authz(section: &AuthzSection, upstreams: &[String]) -> Result<Authz, Prob
     match problems.is_empty() {
         true => Ok(Authz { rules }),
         false => Err(problems),
+    }
+}
+
+/// What is wrong with the `i`th rule `r`, pushed onto `problems`.
+fn check_rule(r: &RuleSection, i: usize, upstreams: &[String], problems: &mut Problems) {
+    let at = |f: &str| format!("rules[{i}].{f}");
+    if r.subjects.is_empty() && r.scopes.is_empty() && r.claims.is_empty() {
+        problems.push((at("subjects"), "a rule must name its callers: subjects, scopes or claims (\"*\" in subjects for every authenticated caller)".into()));
+    }
+    if r.skills.is_empty() && r.upstreams.is_empty() {
+        problems.push((
+            at("skills"),
+            "a rule must name what it allows: skills or upstreams (\"*\" for all)".into(),
+        ));
+    }
+    if r.methods.is_empty() {
+        problems.push((
+            at("methods"),
+            "a rule must name its methods (\"*\" for all)".into(),
+        ));
+    }
+    for m in r
+        .methods
+        .iter()
+        .filter(|m| *m != "*" && !METHOD_LABELS.contains(&m.as_str()))
+    {
+        problems.push((
+            at("methods"),
+            format!(
+                "unknown method family '{m}'; use {} or \"*\"",
+                METHOD_LABELS.join(", ")
+            ),
+        ));
+    }
+    for u in r
+        .upstreams
+        .iter()
+        .filter(|u| *u != "*" && !upstreams.contains(u))
+    {
+        problems.push((
+            at("upstreams"),
+            format!("names no configured upstream: '{u}'"),
+        ));
     }
 }

@@ -124,12 +124,7 @@ impl Checker {
         let authz = self
             .section::<crate::auth::config::AuthzSection>(table.get("authz"), "authz")
             .and_then(|a| self.sub_settings("authz", crate::auth::config::authz(&a, &names)));
-        if let (Some(None), Some(rules)) = (&auth, &authz) {
-            self.rules_need_callers(rules);
-        }
-        if let (Some(server), Some(None)) = (&server, &tls) {
-            self.plaintext_allowed(server);
-        }
+        self.across_sections((&auth, &authz), (&server, &tls));
         Some(Config {
             server: server?,
             tls: tls?,
@@ -146,6 +141,24 @@ impl Checker {
             log: log?,
             telemetry: telemetry?,
         })
+    }
+
+    /// What one section says of another: authorization rules need
+    /// authenticated callers, and a plaintext listener must be allowed.
+    fn across_sections(
+        &mut self,
+        (auth, authz): (
+            &Option<Option<crate::auth::config::Auth>>,
+            &Option<crate::auth::config::Authz>,
+        ),
+        (server, tls): (&Option<Server>, &Option<Option<crate::tls::TlsSettings>>),
+    ) {
+        if let (Some(None), Some(rules)) = (auth, authz) {
+            self.rules_need_callers(rules);
+        }
+        if let (Some(server), Some(None)) = (server, tls) {
+            self.plaintext_allowed(server);
+        }
     }
 
     fn unknown_sections(&mut self, table: &Table) {

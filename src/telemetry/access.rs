@@ -25,7 +25,8 @@ use smallvec::SmallVec;
 
 use crate::a2a::{Method, Version};
 use crate::http::error::ErrorCode;
-use crate::telemetry::metrics::{self, Metrics, UpstreamMeters};
+use crate::telemetry::metrics::upstream::UpstreamMeters;
+use crate::telemetry::metrics::{self, Metrics};
 use crate::telemetry::trace::{CallTrace, Ended};
 
 /// Which method the call named, as far as it was read.

@@ -2,7 +2,7 @@
 //! naming the file for every way one can be wrong, and the files' stamps
 //! (modification time and size) that tell a reload whether they changed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -11,8 +11,6 @@ use rustls::sign::SigningKey;
 use rustls::RootCertStore;
 use rustls_pki_types::pem::{self, PemObject};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-
-use super::TlsSettings;
 
 pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, String> {
     if path.as_os_str().is_empty() {
@@ -109,10 +107,8 @@ fn stamp(path: &Path) -> Option<Stamp> {
     })
 }
 
-pub(super) fn file_stamps(settings: &TlsSettings) -> Vec<Option<Stamp>> {
-    std::iter::once(&settings.cert)
-        .chain(std::iter::once(&settings.key))
-        .chain(settings.client_ca.as_ref())
-        .map(|p| stamp(p))
-        .collect()
+/// Each file's stamp (`None` for one that cannot be read): the
+/// certificate, the key, and the client CA when there is one.
+pub(super) fn file_stamps<'a>(files: impl IntoIterator<Item = &'a PathBuf>) -> Vec<Option<Stamp>> {
+    files.into_iter().map(|p| stamp(p)).collect()
 }

@@ -81,6 +81,15 @@ pub struct TlsSettings {
     pub reload_interval: Duration,
 }
 
+impl TlsSettings {
+    /// The files a reload watches: certificate, key, and client CA.
+    fn files(&self) -> impl Iterator<Item = &PathBuf> {
+        [&self.cert, &self.key]
+            .into_iter()
+            .chain(self.client_ca.as_ref())
+    }
+}
+
 /// `(field, message)`; the field is relative to `tls.` (empty: the section).
 type Problems = Vec<(String, String)>;
 
@@ -184,7 +193,7 @@ impl std::fmt::Debug for TlsState {
 
 impl TlsState {
     pub fn load(settings: &TlsSettings) -> Result<Arc<Self>, String> {
-        let stamps = file_stamps(settings);
+        let stamps = file_stamps(settings.files());
         let built = build(settings).map_err(|p| explain(&p))?;
         built.log("TLS certificate loaded");
         let (closed, _) = tokio::sync::watch::channel(());
@@ -211,7 +220,7 @@ impl TlsState {
         let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
         // Stamped before reading: a write that lands while we read shows
         // up as a change on the next check.
-        *stamps = file_stamps(&self.settings);
+        *stamps = file_stamps(self.settings.files());
         match build(&self.settings) {
             Ok(built) => {
                 built.log("TLS certificate reloaded; new connections use it");
@@ -229,7 +238,7 @@ impl TlsState {
     /// Reloads when a file's modification time, size or identity changed
     /// since it was last read; `None` when nothing changed.
     fn reload_if_changed(&self) -> Option<Result<(), String>> {
-        let now = file_stamps(&self.settings);
+        let now = file_stamps(self.settings.files());
         let changed = *self.stamps.lock().unwrap_or_else(PoisonError::into_inner) != now;
         if !changed {
             return None;

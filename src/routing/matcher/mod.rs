@@ -51,8 +51,8 @@ use crate::config::MatchSettings;
 
 mod tokens;
 
-pub use tokens::tokens;
 use tokens::*;
+pub use tokens::{tokens, STOPWORDS};
 
 /// BM25 term-frequency saturation.
 const K1: f64 = 1.2;
@@ -64,17 +64,6 @@ const NAME_WEIGHT: usize = 2;
 const TAG_WEIGHT: usize = 2;
 /// Two upstream scores closer than this (relative) are a tie.
 const TIE_EPSILON: f64 = 1e-9;
-
-/// Words too common to say anything about a skill (lowercase, unstemmed).
-/// One-letter words ("a", "i") are dropped by the length rule anyway.
-pub const STOPWORDS: &[&str] = &[
-    "a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "could",
-    "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how",
-    "i", "if", "in", "into", "is", "it", "its", "just", "let", "me", "my", "of", "on", "or", "our",
-    "please", "she", "should", "so", "some", "than", "that", "the", "their", "them", "then",
-    "there", "these", "they", "this", "those", "to", "us", "was", "we", "were", "what", "when",
-    "where", "which", "who", "why", "will", "with", "would", "you", "your",
-];
 
 /// The chosen upstream and how confident the choice was.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,9 +3,18 @@
 //! (the exact rules are in the parent module's docs).
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
-use super::STOPWORDS;
+/// Words too common to say anything about a skill (lowercase, unstemmed).
+/// One-letter words ("a", "i") are dropped by the length rule anyway.
+pub const STOPWORDS: &[&str] = &[
+    "a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "could",
+    "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how",
+    "i", "if", "in", "into", "is", "it", "its", "just", "let", "me", "my", "of", "on", "or", "our",
+    "please", "she", "should", "so", "some", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "to", "us", "was", "we", "were", "what", "when",
+    "where", "which", "who", "why", "will", "with", "would", "you", "your",
+];
+use std::sync::LazyLock;
 
 /// The tokenizer (see the module docs for the exact rules).
 pub fn tokens(text: &str) -> Vec<String> {

@@ -17,9 +17,8 @@ use crate::http::error::codes;
 use crate::recent::Recent;
 
 mod family;
-mod upstream;
+pub mod upstream;
 use family::Family;
-pub use upstream::UpstreamMeters;
 
 /// Handles kept for `routing_decisions_total`: one per routing rule (the
 /// router's rules number fewer; `crate::routing` checks) and the last for

@@ -55,46 +55,17 @@ pub fn resolve(
     if !from_env && file.otlp_endpoint.is_none() {
         return Ok(None);
     }
-    let protocol = match set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        .map(|p| ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", p))
-        .or_else(|| set("OTEL_EXPORTER_OTLP_PROTOCOL").map(|p| ("OTEL_EXPORTER_OTLP_PROTOCOL", p)))
-    {
-        Some((name, p)) => OtlpProtocol::parse(p.trim()).map_err(|why| format!("{name}: {why}"))?,
-        // The specification's default.
-        None => file.otlp_protocol.unwrap_or(OtlpProtocol::HttpProtobuf),
-    };
+    let protocol = protocol(file, &set)?;
     let endpoint = match (from_env, &file.otlp_endpoint) {
         (false, Some(base)) => Some(signal_endpoint(base, protocol)),
         _ => None,
     };
-    let named_in_env = set("OTEL_SERVICE_NAME").is_some()
-        || set("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| {
-            a.split(',').any(|pair| {
-                pair.split_once('=')
-                    .is_some_and(|(k, _)| k.trim() == "service.name")
-            })
-        });
-    let service_name = match named_in_env {
-        true => None,
-        false => Some(
-            file.service_name
-                .clone()
-                .unwrap_or_else(|| DEFAULT_SERVICE_NAME.into()),
-        ),
-    };
+    let service_name = service_name(file, &set);
     let sampler = match (set("OTEL_TRACES_SAMPLER"), &file.sampler) {
         (None, Some((name, arg))) => Some(sampler(name, *arg)?),
         _ => None,
     };
-    let max_queue = match set("OTEL_BSP_MAX_QUEUE_SIZE") {
-        Some(n) => n
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| format!("OTEL_BSP_MAX_QUEUE_SIZE: '{n}' is not a positive count"))?,
-        None => DEFAULT_QUEUE,
-    };
+    let max_queue = max_queue(&set)?;
     Ok(Some(Settings {
         protocol,
         endpoint,
@@ -103,6 +74,55 @@ pub fn resolve(
         max_queue,
         max_stream_events: file.max_stream_events,
     }))
+}
+
+/// The OTLP protocol: the traces variable, the general one, the file's,
+/// else the specification's default.
+fn protocol(
+    file: &Telemetry,
+    set: &impl Fn(&str) -> Option<String>,
+) -> Result<OtlpProtocol, String> {
+    match set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        .map(|p| ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", p))
+        .or_else(|| set("OTEL_EXPORTER_OTLP_PROTOCOL").map(|p| ("OTEL_EXPORTER_OTLP_PROTOCOL", p)))
+    {
+        Some((name, p)) => OtlpProtocol::parse(p.trim()).map_err(|why| format!("{name}: {why}")),
+        // The specification's default.
+        None => Ok(file.otlp_protocol.unwrap_or(OtlpProtocol::HttpProtobuf)),
+    }
+}
+
+/// The service's name from the file (or the default), unless the
+/// environment names it (the SDK then reads it there).
+fn service_name(file: &Telemetry, set: &impl Fn(&str) -> Option<String>) -> Option<String> {
+    let named_in_env = set("OTEL_SERVICE_NAME").is_some()
+        || set("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| {
+            a.split(',').any(|pair| {
+                pair.split_once('=')
+                    .is_some_and(|(k, _)| k.trim() == "service.name")
+            })
+        });
+    match named_in_env {
+        true => None,
+        false => Some(
+            file.service_name
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SERVICE_NAME.into()),
+        ),
+    }
+}
+
+/// The batch queue's size: `OTEL_BSP_MAX_QUEUE_SIZE`, else the default.
+fn max_queue(set: &impl Fn(&str) -> Option<String>) -> Result<usize, String> {
+    match set("OTEL_BSP_MAX_QUEUE_SIZE") {
+        Some(n) => n
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("OTEL_BSP_MAX_QUEUE_SIZE: '{n}' is not a positive count")),
+        None => Ok(DEFAULT_QUEUE),
+    }
 }
 
 /// The file's endpoint is a base URL, as `OTEL_EXPORTER_OTLP_ENDPOINT` is:
