@@ -1,6 +1,6 @@
 //! The HTTP+JSON front door on anything: an HTTP method, a path, a query
 //! and a body, placed (`a2a::rest::place`, 1.0, 0.3 and tenant routes),
-//! the body read as 0.3's where the route is (`bridge::v03_rest`) and
+//! the body read as 0.3's where the route is (`bridge::v03::rest`) and
 //! joined (`with_body`); and the back door's way out (`rest_call`).
 //! Invariants: never a panic; a placed call's params are a JSON object,
 //! and its path ids are non-empty, without a slash, and not dot segments;
@@ -14,7 +14,7 @@
 
 use a2a_gateway::a2a::rest::{place, with_body};
 use a2a_gateway::a2a::rest_call::rest_call;
-use a2a_gateway::bridge::v03_rest;
+use a2a_gateway::bridge::v03;
 use http::Method;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -72,9 +72,9 @@ fn routes(data: &[u8]) {
         assert_eq!(again.params, placed.params);
     }
     if let Some(Ok(body)) = body.map(serde_json::from_slice::<Value>) {
-        let _ = v03_rest::answer_out(family, body.clone());
+        let _ = v03::rest::answer_out(family, body.clone());
         let body = match placed.v03 {
-            true => match v03_rest::body_in(family, body) {
+            true => match v03::rest::body_in(family, body) {
                 Ok(body) => body,
                 Err(_) => return,
             },
