@@ -17,7 +17,8 @@ use super::file::{
     CardRefreshSection, CardSection, HeaderSource, LimitsSection, LogSection, RoutingSection,
     ServerSection, SkillsSection, TelemetrySection, UpstreamSection,
 };
-use super::*;
+use super::overrides::Overrides;
+use super::settings::*;
 
 mod sections;
 mod upstreams;

@@ -7,7 +7,9 @@ use bytes::Bytes;
 use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::Full;
 
-use super::{Leased, RpcCall, Upstream};
+use super::address::RpcCall;
+use super::agent::Upstream;
+use super::answer::Leased;
 use crate::http::body::{read_to_limit, ReadError};
 use crate::http::error::GatewayError;
 

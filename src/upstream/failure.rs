@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use http::{StatusCode, Uri};
 
-use super::{h1_stream, pool, BreakerState, Upstream};
+use super::agent::Upstream;
+use super::breaker::State as BreakerState;
+use super::{h1_stream, pool};
 use crate::http::error::GatewayError;
 
 /// A failed call, and whether it may have reached the agent (then it must

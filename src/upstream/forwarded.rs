@@ -8,7 +8,9 @@ use http::request::Parts;
 use http::{HeaderMap, Method, Request, Uri};
 use http_body_util::Full;
 
-use super::{headers, Caller, Origin, RpcCall, Upstream};
+use super::address::RpcCall;
+use super::agent::{Caller, Upstream};
+use super::headers::{self, Origin};
 
 /// Headers the gateway may add to a forwarded call: `X-Forwarded-For`,
 /// `-Proto` and `-Host`, `Host`, and the verified identity.

@@ -1,9 +1,22 @@
 //! Header hygiene between client, gateway and upstream (RFC 9110 §7.6.1).
 
+use std::net::SocketAddr;
+
 use crate::http::hop_by_hop::{is_hop_by_hop, HOP_BY_HOP};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
-use super::Origin;
+/// Where the client request came from, for `X-Forwarded-*`.
+#[derive(Clone)]
+pub struct Origin {
+    /// The TCP peer: the hop appended to `X-Forwarded-For`.
+    pub peer: SocketAddr,
+    /// `peer`'s address as header text (`headers::hop`).
+    pub peer_hop: HeaderValue,
+    pub proto: &'static str,
+    pub host: Option<HeaderValue>,
+    /// The peer is a trusted proxy: its `X-Forwarded-Proto/Host` stand.
+    pub trusted_peer: bool,
+}
 
 /// Keeps the client's `Content-Length` when it is the one value, written
 /// plainly, of the body's length, as it nearly always is: hyper then sends

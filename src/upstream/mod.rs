@@ -60,6 +60,7 @@
 //! ownership routing sends each follow-up to the agent that owns it.
 
 mod address;
+mod agent;
 mod answer;
 pub mod breaker;
 mod exchange;
@@ -74,148 +75,35 @@ mod pool;
 mod replicas;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
-use http::header::{self, HeaderName, HeaderValue};
 use http::request::Parts;
 use http::{Request, Response, Uri, Version};
 use http_body_util::Full;
-use hyper_rustls::{FixedServerNameResolver, HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use smallvec::SmallVec;
 
-use crate::config;
 use crate::http::error::GatewayError;
 pub use address::RpcCall;
 use address::{origin_form, origin_target, readdress, Addressing, Host};
+use agent::HttpClient;
+pub use agent::{Caller, Upstream};
 pub use exchange::Exchanged;
 use failure::{is_failure_status, Failure};
 /// What reads an agent's HTTP/1.1 answer head, public for the fuzzer.
 pub use h1_stream::{take_head, Error as AnswerError};
-use replicas::{Attempt, Replicas};
+pub use headers::Origin;
+use replicas::Attempt;
 
 use crate::telemetry::trace::CallTrace;
 pub use answer::Leased;
 pub use breaker::State as BreakerState;
-use lanes::Lanes;
 use lease::Lease;
 use pool::Pool;
 pub use replicas::ReplicaHealth;
 
-/// How long an idle pooled connection is kept; under typical upstream
-/// keep-alive timeouts so the gateway closes first.
-const POOL_IDLE: Duration = Duration::from_secs(60);
-
-/// Who is calling, for credential hygiene and the identity header.
-#[derive(Default)]
-pub struct Caller<'a> {
-    /// The credentials the gateway consumed (`None` without gateway auth).
-    pub consumed: Option<&'a headers::Credentials>,
-    /// The verified caller.
-    pub subject: Option<&'a str>,
-    /// The call's spans, when traces are exported: owner probes get their
-    /// own (`crate::call::probe`).
-    pub trace: Option<&'a crate::telemetry::trace::CallTrace>,
-}
-
-/// Where the client request came from, for `X-Forwarded-*`.
-#[derive(Clone)]
-pub struct Origin {
-    /// The TCP peer: the hop appended to `X-Forwarded-For`.
-    pub peer: SocketAddr,
-    /// `peer`'s address as header text (`headers::hop`).
-    pub peer_hop: HeaderValue,
-    pub proto: &'static str,
-    pub host: Option<HeaderValue>,
-    /// The peer is a trusted proxy: its `X-Forwarded-Proto/Host` stand.
-    pub trusted_peer: bool,
-}
-
-pub struct Upstream {
-    pub name: String,
-    replicas: Replicas,
-    http2: bool,
-    response_header_timeout: Duration,
-    connect_timeout: Duration,
-    extra_headers: Vec<(HeaderName, HeaderValue)>,
-    /// `extra_headers` sets `Host`: calls keep it (see `address::Host`).
-    host_configured: bool,
-    card_url: Option<Uri>,
-    forward_credentials: bool,
-    identity_header: Option<HeaderName>,
-    /// HTTP/1.1 calls (a pooled connection each), and everything that is
-    /// not a JSON-RPC call (cards, probes).
-    client: HttpClient,
-    /// HTTP/2 calls: spread over as many connections as their streams need.
-    lanes: Option<Lanes<HttpClient>>,
-    /// gRPC calls when the upstream's other calls are HTTP/1.1 (`http2`
-    /// off): HTTP/2 only, h2 by ALPN over TLS. It opens no connection
-    /// until the first gRPC call.
-    grpc: HttpClient,
-    /// JSON-RPC calls to each `http://` replica over HTTP/1.1 (by replica
-    /// index; `None` for TLS replicas, empty with `http2`): the gateway's own
-    /// connection list, cheaper than the legacy client's pool.
-    pools: Vec<Option<Pool>>,
-    builder: hyper_util::client::legacy::Builder,
-    connector: HttpsConnector<HttpConnector>,
-}
-
-type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
-
 impl Upstream {
-    pub fn new(cfg: &config::Upstream) -> Self {
-        let mut builder = Client::builder(TokioExecutor::new());
-        builder
-            .pool_idle_timeout(POOL_IDLE)
-            // A burst opens a connection per call in flight; past this many
-            // idle per replica, each is closed as its answer ends.
-            .pool_max_idle_per_host(cfg.max_idle_connections)
-            .pool_timer(TokioTimer::new())
-            .timer(TokioTimer::new())
-            .http2_only(cfg.http2);
-        let grpc = (builder.clone())
-            .http2_only(true)
-            .build(connector(cfg, true));
-        let connector = connector(cfg, cfg.http2);
-        let client = builder.build(connector.clone());
-        let replicas = Replicas::new(cfg);
-        let lanes = cfg
-            .http2
-            .then(|| Lanes::new(cfg.http2_streams_per_connection));
-        let pools = match cfg.http2 {
-            true => Vec::new(),
-            false => (replicas.iter())
-                .map(|r| {
-                    let (idle, timeout) = (cfg.max_idle_connections, POOL_IDLE);
-                    Pool::for_url(&r.endpoint, cfg.connect_timeout, idle, timeout)
-                })
-                .collect(),
-        };
-        Self {
-            name: cfg.name.clone(),
-            replicas,
-            http2: cfg.http2,
-            response_header_timeout: cfg.response_header_timeout,
-            connect_timeout: cfg.connect_timeout,
-            extra_headers: cfg.headers.clone(),
-            host_configured: cfg.headers.iter().any(|(name, _)| name == header::HOST),
-            card_url: cfg.card_url.clone(),
-            forward_credentials: cfg.forward_credentials,
-            identity_header: cfg.identity_header.clone(),
-            client,
-            lanes,
-            grpc,
-            pools,
-            builder,
-            connector,
-        }
-    }
-
     /// The absolute URI of a path on the upstream's origin (cards live
     /// there), on the first healthy replica; `send` still balances it.
     pub fn origin_uri(&self, path: &str) -> Uri {
@@ -491,29 +379,6 @@ impl Upstream {
         } else {
             Version::HTTP_11
         }
-    }
-}
-
-/// TCP with the connect timeout and no Nagle delay, and TLS for `https://`
-/// URLs as the upstream's `tls` says, offering h2 by ALPN only with
-/// `http2`.
-fn connector(cfg: &config::Upstream, http2: bool) -> HttpsConnector<HttpConnector> {
-    let mut tcp = HttpConnector::new();
-    tcp.set_connect_timeout(Some(cfg.connect_timeout));
-    tcp.set_nodelay(true);
-    // The TLS layer above takes https; plain TCP must not refuse it.
-    tcp.enforce_http(false);
-    // HTTP/1.1 sends no ALPN (hyper-rustls sets it, and only for h2).
-    let builder = HttpsConnectorBuilder::new()
-        .with_tls_config(cfg.tls.client_config())
-        .https_or_http();
-    let builder = match &cfg.tls.server_name {
-        Some(name) => builder.with_server_name_resolver(FixedServerNameResolver::new(name.clone())),
-        None => builder,
-    };
-    match http2 {
-        true => builder.enable_http2().wrap_connector(tcp),
-        false => builder.enable_http1().wrap_connector(tcp),
     }
 }
 

@@ -3,9 +3,8 @@
 
 use serde_json::Value;
 
-use super::{
-    ApiKeyEntry, BasicUserEntry, KeyLocation, Problems, Scheme, SchemeKind, SchemeSection,
-};
+use super::sections::{ApiKeyEntry, BasicUserEntry, SchemeSection};
+use super::settings::{KeyLocation, Problems, Scheme, SchemeKind};
 use crate::auth::jwt::{self, JwtSection, JwtSettings};
 
 /// The scheme named `name`, or `None` (with its problems pushed).

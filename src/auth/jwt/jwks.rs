@@ -20,7 +20,8 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use super::{check_public_key, JwtError};
+use super::keys::check_public_key;
+use super::token::JwtError;
 
 /// Bound on one discovery or JWKS fetch, connection included.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);

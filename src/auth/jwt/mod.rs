@@ -18,67 +18,17 @@ use jwks::{JwksLocation, JwksSource, Snapshot};
 use verified::VerifiedTokens;
 
 pub mod jwks;
+mod keys;
 mod settings;
+mod token;
 mod verified;
 
-pub(crate) use settings::check_public_key;
+use keys::b64url_decode;
 pub use settings::{settings, JwtKeySection, JwtSection, JwtSettings, StaticKey};
+pub use token::{JwtError, ValidToken};
 
 /// Tokens longer than this are refused unread.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
-
-/// What a valid token says about its bearer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidToken {
-    /// `sub`.
-    pub subject: String,
-    pub scopes: Vec<String>,
-    /// Shared with every identity made from this token: a remembered token
-    /// answers each call without copying its claims.
-    pub claims: Arc<Map<String, Value>>,
-}
-
-/// Why a token was refused; `reason()` is a bounded label for metrics.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum JwtError {
-    #[error("the token is not a well-formed JWT")]
-    Malformed,
-    #[error("algorithm {0} is not allowed")]
-    AlgorithmNotAllowed(String),
-    #[error("no key matches the token")]
-    UnknownKey,
-    #[error("the signature does not verify")]
-    BadSignature,
-    #[error("the token has expired")]
-    Expired,
-    #[error("the token is not valid yet")]
-    NotYetValid,
-    #[error("the token's issuer is not accepted")]
-    WrongIssuer,
-    #[error("the token's audience is not accepted")]
-    WrongAudience,
-    #[error("the token has no subject")]
-    NoSubject,
-    #[error("signing keys are unavailable: {0}")]
-    KeysUnavailable(String),
-}
-
-impl JwtError {
-    pub fn reason(&self) -> &'static str {
-        match self {
-            JwtError::Malformed => "malformed",
-            JwtError::AlgorithmNotAllowed(_) => "algorithm",
-            JwtError::UnknownKey => "unknown_key",
-            JwtError::BadSignature => "signature",
-            JwtError::Expired => "expired",
-            JwtError::NotYetValid => "not_yet_valid",
-            JwtError::WrongIssuer => "issuer",
-            JwtError::WrongAudience => "audience",
-            JwtError::NoSubject => "subject",
-            JwtError::KeysUnavailable(_) => "keys_unavailable",
-        }
-    }
-}
 
 pub struct JwtValidator {
     settings: JwtSettings,
@@ -390,40 +340,15 @@ fn printable(alg: &str) -> String {
         .collect()
 }
 
-/// Base64url without padding (RFC 7515 §2).
-fn b64url_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
 
     #[test]
     fn header_parsing() {
-        let enc = |json: &str| b64url_encode(json.as_bytes());
+        let enc = |json: &str| URL_SAFE_NO_PAD.encode(json);
         let token = format!("{}.e30.sig", enc(r#"{"alg":"RS256","kid":"k1"}"#));
         assert_eq!(
             parse_header(&token),
@@ -448,32 +373,6 @@ mod tests {
             "A".repeat(MAX_TOKEN_BYTES)
         );
         assert_eq!(parse_header(&huge), Err(JwtError::Malformed));
-    }
-
-    fn b64url_encode(bytes: &[u8]) -> String {
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let n = chunk
-                .iter()
-                .enumerate()
-                .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-            for i in 0..=chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn base64url_round_trips_and_refuses_junk() {
-        for len in 0..40 {
-            let data: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
-            assert_eq!(b64url_decode(&b64url_encode(&data)), Some(data));
-        }
-        assert_eq!(b64url_decode("ab+/"), None);
-        assert_eq!(b64url_decode("abc="), None);
-        assert_eq!(b64url_decode("a"), None);
     }
 
     #[test]

@@ -7,12 +7,11 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk};
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 use serde::Deserialize;
 
-use super::b64url_decode;
 use super::jwks::{self, JwksConfig, JwksLocation};
+use super::keys::{check_public_key, family_name};
 
 /// `jwt = { … }` of a bearer / oauth2 / openIdConnect scheme, as written.
 #[derive(Debug, Deserialize)]
@@ -84,9 +83,6 @@ pub struct JwtKeySection {
     #[serde(default)]
     pub pem_file: Option<String>,
 }
-
-/// RSA moduli shorter than this are refused (NIST SP 800-131A).
-const MIN_RSA_BITS: usize = 2048;
 
 /// A validated `jwt` section.
 #[derive(Debug, Clone)]
@@ -340,61 +336,6 @@ fn public_key(
     let key = parsed.map_err(|_| (field.clone(), format!("is not a {family} public key PEM")))?;
     check_public_key(&key, alg).map_err(|why| (field, why))?;
     Ok(key)
-}
-
-fn family_name(alg: Algorithm) -> &'static str {
-    match alg.family() {
-        AlgorithmFamily::Hmac => "HMAC",
-        AlgorithmFamily::Rsa => "RSA",
-        AlgorithmFamily::Ec => "EC",
-        AlgorithmFamily::Ed => "Ed25519",
-    }
-}
-
-/// Whether a public key can verify `alg`: it parses, RSA moduli are at least
-/// 2048 bits, EC curves match the algorithm. Shared with JWKS keys.
-pub(crate) fn check_public_key(key: &DecodingKey, alg: Algorithm) -> Result<(), String> {
-    let family = family_name(alg);
-    if key.family() != alg.family() {
-        return Err(format!("is not a {family} key"));
-    }
-    if alg.family() == AlgorithmFamily::Hmac {
-        return Ok(());
-    }
-    let jwk = Jwk::from_decoding_key(key, Some(alg))
-        .map_err(|_| format!("is not a valid {family} public key"))?;
-    match &jwk.algorithm {
-        AlgorithmParameters::RSA(p) => {
-            let bits = b64url_decode(&p.n).map_or(0, |n| modulus_bits(&n));
-            if bits < MIN_RSA_BITS {
-                return Err(format!(
-                    "the RSA key has {bits} bits; at least {MIN_RSA_BITS} are required"
-                ));
-            }
-        }
-        AlgorithmParameters::EllipticCurve(p) => {
-            let curve_ok = matches!(
-                (alg, &p.curve),
-                (Algorithm::ES256, EllipticCurve::P256) | (Algorithm::ES384, EllipticCurve::P384)
-            );
-            if !curve_ok {
-                return Err(format!("the EC key's curve does not fit {alg:?}"));
-            }
-        }
-        _ => {}
-    }
-    // Building a verifier parses EC points and Ed25519 keys; the signature
-    // is a dummy, only a key error matters.
-    jsonwebtoken::crypto::verify("AAAA", b"probe", key, alg)
-        .map(|_| ())
-        .map_err(|_| format!("is not a valid {family} public key"))
-}
-
-fn modulus_bits(n: &[u8]) -> usize {
-    let Some(first) = n.iter().position(|b| *b != 0) else {
-        return 0;
-    };
-    (n.len() - first - 1) * 8 + (8 - n[first].leading_zeros() as usize)
 }
 
 /// `jwks_url` or `oidc_issuer` (not both), with the cache durations.
@@ -746,12 +687,5 @@ MCowBQYDK2VwAyEAH47GqImvqdtBK3s/O/nPwB7BdcynudMZA8bHRQM5PTs=
         assert!(at(&p, "issuer").contains("empty"));
         assert!(at(&p, "audience[1]").contains("empty"));
         assert!(at(&p, "scope_claim").contains("empty"));
-    }
-
-    #[test]
-    fn modulus_bits_counts_from_the_top_bit() {
-        assert_eq!(modulus_bits(&[0, 0x01, 0xff]), 9);
-        assert_eq!(modulus_bits(&[0x80, 0]), 16);
-        assert_eq!(modulus_bits(&[0, 0]), 0);
     }
 }

@@ -22,7 +22,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::jwks::Snapshot;
-use super::{JwtError, ValidToken};
+use super::token::{JwtError, ValidToken};
 
 /// Bytes of verified tokens (claims included) kept at most.
 const MAX_BYTES: u64 = 16 * 1024 * 1024;

@@ -145,7 +145,7 @@ impl Checker {
 
     pub(super) fn concurrency(
         &mut self,
-        c: super::file::ConcurrencySection,
+        c: crate::config::file::ConcurrencySection,
     ) -> Option<Concurrency> {
         if c.max_streams == 0 {
             self.err("concurrency.max_streams", "must be at least 1");

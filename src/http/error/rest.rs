@@ -6,7 +6,7 @@
 use http::Response;
 use serde_json::{json, Map, Value};
 
-use super::GatewayError;
+use super::kind::GatewayError;
 use crate::http::body::Body;
 
 const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";

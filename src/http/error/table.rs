@@ -11,7 +11,7 @@
 
 use http::StatusCode;
 
-use super::{codes, GatewayError};
+use super::kind::{codes, GatewayError};
 use crate::a2a::jsonrpc;
 
 /// One error, written in every binding.
