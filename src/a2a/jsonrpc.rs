@@ -200,6 +200,14 @@ pub fn write_request<W: std::io::Write, I: Serialize, P: Serialize>(
     serde_json::to_writer(writer, &envelope)
 }
 
+/// The id of a JSON-RPC request the gateway writes for a call that came
+/// in another binding, which has no id of its own.
+pub fn gateway_id() -> Option<&'static RawValue> {
+    static ID: std::sync::LazyLock<Option<Box<RawValue>>> =
+        std::sync::LazyLock::new(|| RawValue::from_string("1".into()).ok());
+    ID.as_deref()
+}
+
 /// A JSON-RPC request as bytes (`write_request`).
 pub fn request_body<I: Serialize, P: Serialize>(
     id: Option<I>,

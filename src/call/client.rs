@@ -11,15 +11,16 @@ use hyper::body::Incoming;
 use serde_json::value::RawValue;
 
 use crate::a2a::dialect::Binding;
-use crate::a2a::{Family, Version};
+use crate::a2a::jsonrpc;
+use crate::a2a::{Family, Method, Version};
 use crate::egress::grpc::GrpcEncoded;
 use crate::egress::rest::RestRequest;
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
 use crate::state::AppState;
 
-/// A call's body: still on the wire, or read already (a gRPC message,
-/// encoded as the JSON-RPC call it is by `crate::ingress::grpc`).
+/// A call's body: still on the wire, or read already (a gRPC message's
+/// params, encoded by `crate::ingress::grpc`).
 pub(crate) enum RequestBody {
     Wire(Incoming),
     Read(Bytes),
@@ -37,22 +38,56 @@ impl RequestBody {
     }
 }
 
+/// A call as its client binding decoded it.
+pub(crate) enum Decoded {
+    /// A JSON-RPC request as it came: its envelope is read by the call.
+    JsonRpc(Bytes),
+    /// A call another binding decoded: its 1.0 method and the JSON of its
+    /// params. A JSON-RPC envelope is written only for a JSON-RPC agent.
+    Params {
+        method: &'static Method,
+        params: Bytes,
+    },
+}
+
+impl Decoded {
+    /// The call's bytes as decoded (the record's request size).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Decoded::JsonRpc(bytes) | Decoded::Params { params: bytes, .. } => bytes.len(),
+        }
+    }
+
+    /// The call as a JSON-RPC request, for a JSON-RPC agent: as it came,
+    /// or written from its method and `params` with the gateway's id.
+    pub(crate) fn envelope(&self, params: Option<&RawValue>) -> Result<Bytes, GatewayError> {
+        let (method, text) = match self {
+            Decoded::JsonRpc(bytes) => return Ok(bytes.clone()),
+            Decoded::Params { method, params } => (method, params),
+        };
+        let mut call = Vec::with_capacity(text.len() + method.name.len() + 48);
+        jsonrpc::write_request(&mut call, jsonrpc::gateway_id(), method.name, &params)
+            .map_err(|e| GatewayError::Internal(format!("the call could not be encoded: {e}")))?;
+        Ok(Bytes::from(call))
+    }
+}
+
 /// The client binding seam: each front door in `crate::ingress` says
-/// which binding it is and decodes its request's body into the JSON-RPC
-/// call it is. The rest of the call's way is the same for every binding.
+/// which binding it is and decodes its request's body into the call. The
+/// rest of the call's way is the same for every binding.
 pub(crate) trait ClientSide: Send {
     /// The binding: the record's label, the plan's client side, and how
     /// answers and refusals are encoded.
     fn binding(&self) -> ClientBinding;
 
-    /// The body (bounded) decoded into the JSON-RPC call, and a REST call
-    /// as it came, for a pass-through to a REST agent.
+    /// The body (bounded) decoded into the call, and a REST call as it
+    /// came, for a pass-through to a REST agent.
     fn read(
         self,
         state: &AppState,
         parts: &mut Parts,
         body: RequestBody,
-    ) -> impl Future<Output = Result<(Bytes, Option<RestRequest>), GatewayError>> + Send;
+    ) -> impl Future<Output = Result<(Decoded, Option<RestRequest>), GatewayError>> + Send;
 }
 
 /// How the client called: its binding decides how refusals and answers
@@ -60,7 +95,8 @@ pub(crate) trait ClientSide: Send {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ClientBinding {
     JsonRpc,
-    /// gRPC (`grpc`), which reads the JSON-RPC answer itself.
+    /// gRPC (`crate::ingress::grpc`), which reads the JSON-RPC answer
+    /// itself.
     Grpc,
     /// HTTP+JSON (`crate::a2a::rest`).
     Rest,

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::bridged;
-use super::client::ClientBinding;
+use super::client::{ClientBinding, Decoded};
 use super::validated::{caller, Call};
 use crate::a2a::dialect::Versions;
 use crate::a2a::{Family, Version};
@@ -66,7 +66,7 @@ pub(super) struct Routed {
 pub(super) async fn forward(
     state: &Arc<AppState>,
     mut call: Call<'_>,
-    bytes: Bytes,
+    decoded: &Decoded,
     (routed, origin): (Routed, Origin),
     record: &mut Record,
 ) -> Result<Response<Body>, GatewayError> {
@@ -83,7 +83,7 @@ pub(super) async fn forward(
     let upstream = &state.upstreams[route.upstream];
     let to = (&**upstream, config, &*owner);
     let caller = caller(state, call.identity, record.trace.as_deref());
-    let sent = (call.parts, call.raw_params, bytes);
+    let sent = (call.parts, call.raw_params, decoded);
     let request = plan.request(state, sent, to, origin, &caller)?;
     let request = match &record.trace {
         Some(t) => {
@@ -205,13 +205,13 @@ impl Forward {
 
 impl Plan {
     /// The request to the agent, in its binding: the call's JSON-RPC body
-    /// (`bytes`, as the bridge translates it) to a JSON-RPC agent, its
+    /// (as the bridge translates it) to a JSON-RPC agent, its
     /// params encoded by the agent binding, or what the client sent when
     /// it passes through.
     fn request(
         &mut self,
         state: &AppState,
-        (mut parts, raw_params, bytes): (http::request::Parts, Option<&RawValue>, Bytes),
+        (mut parts, raw_params, decoded): (http::request::Parts, Option<&RawValue>, &Decoded),
         (upstream, config, owner): (&Upstream, &crate::config::Upstream, &str),
         origin: Origin,
         caller: &Caller<'_>,
@@ -221,7 +221,7 @@ impl Plan {
             Forward::JsonRpc => {
                 let bytes = match &mut self.bridged {
                     Some(b) => b.request(state, &mut parts, raw_params)?,
-                    None => bytes,
+                    None => decoded.envelope(raw_params)?,
                 };
                 let request = upstream.rpc_call_from(parts, bytes, origin, caller);
                 Ok(request.streaming(streams))

@@ -40,7 +40,7 @@ use intake::{check_content_type, client_address};
 use route::{learn_from_request, route};
 use validated::{caller, Call};
 
-pub(crate) use client::{ClientBinding, ClientSide, RequestBody};
+pub(crate) use client::{ClientBinding, ClientSide, Decoded, RequestBody};
 
 /// Unknown method names are echoed in errors; a client can send megabytes.
 const MAX_ECHOED_METHOD: usize = 64;
@@ -110,15 +110,15 @@ async fn handle_call(
         Ok(identity) => identity,
         Err(e) => return refuse_unread(state, client_binding, (e, body), &parts, record).await,
     };
-    let (bytes, rest_request) = match side.read(state, &mut parts, body).await {
+    let (decoded, rest_request) = match side.read(state, &mut parts, body).await {
         Ok(read) => read,
         Err(e) => return client_binding.refuse(e, None),
     };
-    record.request_bytes = bytes.len();
-    if let Some(refused) = refuse_rpc_media_type(client_binding, &parts, &bytes) {
+    record.request_bytes = decoded.len();
+    if let Some(refused) = refuse_rpc_media_type(&parts, &decoded) {
         return refused;
     }
-    let (id, method, params, raw_params) = match read_call(&bytes, record) {
+    let (id, method, params, raw_params) = match read_call(&decoded, record) {
         Ok(read) => read,
         Err((e, id)) => return client_binding.refuse(e, id),
     };
@@ -139,7 +139,7 @@ async fn handle_call(
     let origin = origin(state, &call.parts, call.conn);
     let forwarded = match route_and_admit(state, &call, &origin, record).await {
         Ok(Admitted::Routed(routed)) => {
-            forward::forward(state, call, bytes.clone(), (routed, origin), record).await
+            forward::forward(state, call, &decoded, (routed, origin), record).await
         }
         Ok(Admitted::Answered(response)) => Ok(response),
         Err(e) => Err(e),
@@ -155,14 +155,10 @@ async fn handle_call(
 
 /// The refusal of a JSON-RPC call whose `Content-Type` is not JSON.
 /// Checked after the body is read, so that the refusal mirrors its id.
-fn refuse_rpc_media_type(
-    client_binding: ClientBinding,
-    parts: &Parts,
-    bytes: &[u8],
-) -> Option<Response<Body>> {
-    if client_binding != ClientBinding::JsonRpc {
+fn refuse_rpc_media_type(parts: &Parts, decoded: &Decoded) -> Option<Response<Body>> {
+    let Decoded::JsonRpc(bytes) = decoded else {
         return None;
-    }
+    };
     let got = check_content_type(&parts.headers).err()?;
     let id = jsonrpc::parse(bytes).ok().and_then(|e| e.id);
     Some(GatewayError::ContentTypeNotSupported(got).into_response(id))
@@ -196,9 +192,8 @@ async fn refuse_unread(
     record: &mut Record,
 ) -> Response<Body> {
     match client_binding {
-        ClientBinding::JsonRpc | ClientBinding::Grpc => {
-            refuse(state, error, parts, body, record).await
-        }
+        ClientBinding::JsonRpc => refuse(state, error, parts, body, record).await,
+        ClientBinding::Grpc => error.into_response(None),
         ClientBinding::Rest | ClientBinding::Rest03 => error.into_rest_response(),
     }
 }
@@ -256,12 +251,25 @@ type ReadCall<'a> = (
     Option<&'a RawValue>,
 );
 
-/// A call's id, method and validated params, as read from `bytes`; or why
-/// not, with the id to mirror.
+/// A call's id, method and validated params, as decoded; or why not, with
+/// the id to mirror. A call another binding decoded takes the gateway's id.
 fn read_call<'a>(
-    bytes: &'a [u8],
+    decoded: &'a Decoded,
     record: &mut Record,
 ) -> Result<ReadCall<'a>, (GatewayError, Option<&'a RawValue>)> {
+    let bytes = match decoded {
+        Decoded::JsonRpc(bytes) => bytes,
+        Decoded::Params { method, params } => {
+            record.called = Called::Known(method);
+            let id = jsonrpc::gateway_id();
+            let raw: &RawValue = serde_json::from_slice(params).map_err(|e| {
+                let why = format!("the call's params could not be read: {e}");
+                (GatewayError::Internal(why), id)
+            })?;
+            let params = checked_params(method, Some(raw)).map_err(|e| (e, id))?;
+            return Ok((id, *method, params, Some(raw)));
+        }
+    };
     let envelope = jsonrpc::parse(bytes).map_err(|e| {
         let error = GatewayError::Rpc {
             code: e.code,
@@ -277,12 +285,20 @@ fn read_call<'a>(
     };
     record.called = Called::Known(method);
     let raw = envelope.params;
-    let params = read::params(method, raw)
-        .and_then(|params| validate::check(method, &params).map(|()| params));
-    match params {
+    match checked_params(method, raw) {
         Ok(params) => Ok((id, method, params, raw)),
-        Err(msg) => Err((GatewayError::InvalidParams(msg), id)),
+        Err(e) => Err((e, id)),
     }
+}
+
+/// A method's params read and validated.
+fn checked_params<'a>(
+    method: &Method,
+    raw: Option<&'a RawValue>,
+) -> Result<Params<'a>, GatewayError> {
+    read::params(method, raw)
+        .and_then(|params| validate::check(method, &params).map(|()| params))
+        .map_err(GatewayError::InvalidParams)
 }
 
 /// `auth_failures_total{scheme, reason}`.

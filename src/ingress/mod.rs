@@ -17,7 +17,8 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 
 use crate::a2a::rest::RestRoute;
-use crate::call::{serve, ClientBinding, ClientSide, RequestBody};
+use crate::a2a::Method;
+use crate::call::{serve, ClientBinding, ClientSide, Decoded, RequestBody};
 use crate::egress::rest::RestRequest;
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
@@ -25,13 +26,12 @@ use crate::state::{AppState, ConnInfo};
 
 pub use rest::refused as rest_refused;
 
-/// JSON-RPC, and gRPC (its message encoded as the JSON-RPC call it is):
-/// the body is the call.
-struct Rpc(ClientBinding);
+/// JSON-RPC: the body is the call.
+struct Rpc;
 
 impl ClientSide for Rpc {
     fn binding(&self) -> ClientBinding {
-        self.0
+        ClientBinding::JsonRpc
     }
 
     async fn read(
@@ -39,8 +39,29 @@ impl ClientSide for Rpc {
         state: &AppState,
         parts: &mut Parts,
         body: RequestBody,
-    ) -> Result<(Bytes, Option<RestRequest>), GatewayError> {
-        body.read(state, parts).await.map(|bytes| (bytes, None))
+    ) -> Result<(Decoded, Option<RestRequest>), GatewayError> {
+        let bytes = body.read(state, parts).await?;
+        Ok((Decoded::JsonRpc(bytes), None))
+    }
+}
+
+/// gRPC 1.0: the RPC's method, and its message's ProtoJSON as the params.
+struct Grpc(&'static Method);
+
+impl ClientSide for Grpc {
+    fn binding(&self) -> ClientBinding {
+        ClientBinding::Grpc
+    }
+
+    async fn read(
+        self,
+        state: &AppState,
+        parts: &mut Parts,
+        body: RequestBody,
+    ) -> Result<(Decoded, Option<RestRequest>), GatewayError> {
+        let params = body.read(state, parts).await?;
+        let method = self.0;
+        Ok((Decoded::Params { method, params }, None))
     }
 }
 
@@ -60,7 +81,7 @@ impl ClientSide for Rest {
         state: &AppState,
         parts: &mut Parts,
         body: RequestBody,
-    ) -> Result<(Bytes, Option<RestRequest>), GatewayError> {
+    ) -> Result<(Decoded, Option<RestRequest>), GatewayError> {
         let bytes = body.read(state, parts).await?;
         rest::request(parts, bytes, self.0)
     }
@@ -74,25 +95,19 @@ pub fn handle(
     path_upstream: Option<usize>,
 ) -> impl Future<Output = Response<Body>> + '_ {
     let request = request.map(RequestBody::Wire);
-    serve(
-        state,
-        conn,
-        request,
-        path_upstream,
-        Rpc(ClientBinding::JsonRpc),
-    )
+    serve(state, conn, request, path_upstream, Rpc)
 }
 
-/// Handles a gRPC call encoded as its 1.0 JSON-RPC call (`grpc`); the answer
-/// is in JSON-RPC, for `grpc` to write in gRPC.
-fn handle_grpc(
+/// Handles a gRPC 1.0 call: `method`, its params' JSON the body (`grpc`);
+/// the answer is in JSON-RPC, for `grpc` to write in gRPC.
+fn handle_grpc<'a>(
     state: Arc<AppState>,
-    conn: &ConnInfo,
+    conn: &'a ConnInfo,
     request: Request<Bytes>,
-    agent: Option<usize>,
-) -> impl Future<Output = Response<Body>> + '_ {
+    (agent, method): (Option<usize>, &'static Method),
+) -> impl Future<Output = Response<Body>> + 'a {
     let request = request.map(RequestBody::Read);
-    serve(state, conn, request, agent, Rpc(ClientBinding::Grpc))
+    serve(state, conn, request, agent, Grpc(method))
 }
 
 /// Handles an HTTP+JSON call whose body is read already (a 0.3 gRPC call

@@ -1,7 +1,7 @@
 //! The HTTP+JSON front door. A placed REST call (`crate::a2a::rest`) goes
 //! the JSON-RPC call's way as the 1.0 call it is (authentication,
 //! validation, routing, limits, the version bridge): this decodes it into
-//! that call. Its answer is encoded in the REST binding on the way back
+//! that call's method and params. Its answer is encoded in the REST binding on the way back
 //! (`crate::relay::rest`).
 
 use bytes::Bytes;
@@ -10,21 +10,21 @@ use http::HeaderValue;
 use serde_json::Value;
 
 use crate::a2a::rest::{with_body, Refused, RestRoute};
-use crate::a2a::{jsonrpc, Version};
+use crate::a2a::Version;
 use crate::bridge::headers::VERSION as A2A_VERSION;
 use crate::bridge::v03;
 use crate::call::intake::check_content_type;
+use crate::call::Decoded;
 use crate::egress::rest::RestRequest;
 use crate::http::error::GatewayError;
 
-/// The placed call as a JSON-RPC request (its body joins the path's
-/// params), and the call as sent. A route without a body must come
-/// without one.
+/// The placed call decoded (its body joins the path's params), and the
+/// call as sent. A route without a body must come without one.
 pub(crate) fn request(
     parts: &mut Parts,
     bytes: Bytes,
     mut placed: RestRoute,
-) -> Result<(Bytes, Option<RestRequest>), GatewayError> {
+) -> Result<(Decoded, Option<RestRequest>), GatewayError> {
     // The 1.0 routes are 1.0 calls, whether or not the client says so: an
     // agent reads a call without `A2A-Version` as 0.3. A 0.3 route's call
     // is written in 1.0 here, headers too (`A2A-Extensions`).
@@ -43,7 +43,12 @@ pub(crate) fn request(
             });
         }
         check_content_type(&parts.headers).map_err(GatewayError::UnsupportedMediaType)?;
-        if let Some(call) = body_alone(&placed, &bytes)? {
+        if body_alone(&placed, &bytes)? {
+            let method = placed.method;
+            let call = Decoded::Params {
+                method,
+                params: bytes.clone(),
+            };
             let sent = RestRequest {
                 path: placed.path,
                 body: bytes,
@@ -58,14 +63,17 @@ pub(crate) fn request(
         };
         with_body(&mut placed, value).map_err(|r| refused(r, parts))?;
     }
-    // The inner call's id: REST has none to mirror.
-    let call = jsonrpc::request_body(Some("rest"), placed.method.name, &placed.params)
+    let params = serde_json::to_vec(&placed.params)
         .map_err(|e| GatewayError::Internal(format!("the call could not be encoded: {e}")))?;
+    let call = Decoded::Params {
+        method: placed.method,
+        params: Bytes::from(params),
+    };
     let sent = Some(RestRequest {
         path: placed.path,
         body: bytes,
     });
-    Ok((Bytes::from(call), sent))
+    Ok((call, sent))
 }
 
 fn not_json(e: serde_json::Error) -> GatewayError {
@@ -75,15 +83,15 @@ fn not_json(e: serde_json::Error) -> GatewayError {
     }
 }
 
-/// The call when its params are the 1.0 body alone (`message:send` and
-/// `message:stream`: no path ids, no query): the body's bytes go into the
-/// envelope as they are, once checked to be one JSON object, rather than
+/// Whether the call's params are the 1.0 body alone (`message:send` and
+/// `message:stream`: no path ids, no query): the body's bytes are the
+/// params as they are, once checked to be one JSON object, rather than
 /// parsed into a tree and written out again. This made a REST send cost
 /// 1.20x a JSON-RPC one in gateway CPU, at the budget's edge (bench/rest.sh).
-fn body_alone(placed: &RestRoute, body: &Bytes) -> Result<Option<Bytes>, GatewayError> {
+fn body_alone(placed: &RestRoute, body: &Bytes) -> Result<bool, GatewayError> {
     let alone = !placed.v03 && placed.params.as_object().is_some_and(|p| p.is_empty());
     if !alone {
-        return Ok(None);
+        return Ok(false);
     }
     let raw: &serde_json::value::RawValue = serde_json::from_slice(body).map_err(not_json)?;
     if !raw.get().starts_with('{') {
@@ -91,14 +99,7 @@ fn body_alone(placed: &RestRoute, body: &Bytes) -> Result<Option<Bytes>, Gateway
             "the body must be a JSON object".into(),
         ));
     }
-    let name = placed.method.name;
-    let mut call = Vec::with_capacity(body.len() + name.len() + 56);
-    call.extend_from_slice(br#"{"jsonrpc":"2.0","id":"rest","method":""#);
-    call.extend_from_slice(name.as_bytes());
-    call.extend_from_slice(br#"","params":"#);
-    call.extend_from_slice(raw.get().as_bytes());
-    call.push(b'}');
-    Ok(Some(Bytes::from(call)))
+    Ok(true)
 }
 
 /// Why a REST call could not be placed, as the gateway's error.
@@ -124,16 +125,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_send_body_goes_into_the_call_as_it_is() {
+    fn a_send_body_is_the_params_as_it_is() {
         let placed = crate::a2a::rest::place(&http::Method::POST, "/message:send", None).unwrap();
         let body = Bytes::from_static(b" \n {\"message\": {\"x\": 1}} \n");
-        let call = body_alone(&placed, &body).unwrap().unwrap();
-        assert_eq!(
-            call,
-            Bytes::from_static(
-                br#"{"jsonrpc":"2.0","id":"rest","method":"SendMessage","params":{"message": {"x": 1}}}"#
-            )
-        );
+        assert!(body_alone(&placed, &body).unwrap());
         let not_object = body_alone(&placed, &Bytes::from_static(b" [1]"));
         assert!(matches!(not_object, Err(GatewayError::InvalidParams(_))));
         let two = body_alone(&placed, &Bytes::from_static(b"{} {}"));
@@ -142,8 +137,6 @@ mod tests {
             "one value only"
         );
         let with_id = crate::a2a::rest::place(&http::Method::GET, "/tasks/t", None).unwrap();
-        assert!(body_alone(&with_id, &Bytes::from_static(b"{}"))
-            .unwrap()
-            .is_none());
+        assert!(!body_alone(&with_id, &Bytes::from_static(b"{}")).unwrap());
     }
 }

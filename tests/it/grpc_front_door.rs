@@ -8,6 +8,7 @@ use crate::support::closed_port::ClosedPort;
 use crate::support::gateway::TestGateway;
 use crate::support::mock_agent::{MockAgent, Mode};
 use a2a_gateway::a2a::grpc::v1;
+use serde_json::json;
 use tonic::Code;
 use tonic_types::StatusExt;
 use v1::a2a_service_client::A2aServiceClient;
@@ -48,6 +49,7 @@ async fn a_grpc_send_reaches_a_json_rpc_agent_and_comes_back_as_a_task() {
         .unwrap();
     let body = call.json();
     assert_eq!(body["method"], "SendMessage", "{body}");
+    assert_eq!((&body["jsonrpc"], &body["id"]), (&json!("2.0"), &json!(1)));
     assert_eq!(body["params"]["message"]["parts"][0]["text"], "hello");
     assert_eq!(body["params"]["message"]["role"], "ROLE_USER");
     assert_eq!(call.header("a2a-version"), Some("1.0"));

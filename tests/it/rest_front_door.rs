@@ -71,6 +71,8 @@ async fn message_send_and_get_task_are_the_json_rpc_calls_and_answer_in_rest() {
     let call = seen.json();
     assert_eq!(call["method"], "SendMessage");
     assert_eq!(call["params"], send_body("hi"));
+    // A JSON-RPC request the gateway writes for a call without an id.
+    assert_eq!((&call["jsonrpc"], &call["id"]), (&json!("2.0"), &json!(1)));
     let v = reply.json();
     assert!(v.get("jsonrpc").is_none(), "the result alone: {v}");
     assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");

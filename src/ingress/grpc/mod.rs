@@ -2,7 +2,7 @@
 //! generated server reads the request (framing, size limit, decoding,
 //! unknown methods) and writes the answer (framing, trailers, a
 //! trailers-only status for an error). Between them, each call goes the
-//! JSON-RPC call's way as the 1.0 JSON-RPC call it is: its message's
+//! one call's way (`crate::call`) as the 1.0 call it is: its message's
 //! ProtoJSON is the call's params, its metadata the call's headers. The
 //! JSON-RPC answer's result is read back into the RPC's answer message; an
 //! error becomes the gRPC status the one table names
@@ -35,7 +35,6 @@ use serde_json::Value;
 use tonic::Status;
 
 use crate::a2a::grpc::v1;
-use crate::a2a::jsonrpc::write_request;
 use crate::http::body::Body;
 use crate::http::error::grpc::{status_from_code, status_from_row};
 use crate::http::error::table::{for_code, Mapped};
@@ -90,12 +89,12 @@ pub async fn handle(
     serve_call(state, conn, request, deadline, server).await
 }
 
-/// The 1.0 service (`lf.a2a.v1.A2AService`): each call goes as the
-/// JSON-RPC 1.0 call it is.
+/// The 1.0 service (`lf.a2a.v1.A2AService`): each call goes as the 1.0
+/// call it is, its message's ProtoJSON the params.
 impl GrpcCall {
-    /// The call, written as its JSON-RPC 1.0 `method`, through the gateway:
-    /// its JSON-RPC answer.
-    async fn send_as_jsonrpc<Q: Serialize + Tenanted>(
+    /// The call, as its 1.0 `method`, through the gateway: its JSON-RPC
+    /// answer.
+    async fn send_call<Q: Serialize + Tenanted>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
@@ -105,14 +104,18 @@ impl GrpcCall {
         let by_metadata = metadata::agent_in(&self.state, &mut metadata)?;
         let by_tenant = agent_named(&self.state, message.tenant())?;
         let agent = by_tenant.or(by_metadata);
-        // Encoded straight into the envelope (no JSON tree between), in a
-        // buffer sized for the message's JSON at once (a little longer
-        // than its protobuf), not grown by doubling from 128 bytes.
-        let mut call = Vec::with_capacity(self.frames.len() * 5 / 4 + 256);
-        write_request(&mut call, Some(1u8), method, &message).map_err(|e| {
+        let Some(called) = crate::a2a::methods::lookup(method) else {
+            return Err(Status::internal(format!(
+                "{method} is not an A2A 1.0 method"
+            )));
+        };
+        // Sized for the message's JSON at once (a little longer than its
+        // protobuf), not grown by doubling from 128 bytes.
+        let mut params = Vec::with_capacity(self.frames.len() * 5 / 4 + 128);
+        serde_json::to_writer(&mut params, &message).map_err(|e| {
             Status::internal(format!("the request could not be encoded as JSON: {e}"))
         })?;
-        let mut request = Request::new(Bytes::from(call));
+        let mut request = Request::new(Bytes::from(params));
         // The frames as they came; the tenant that named the agent written
         // anew as the agent's own (or none): it is the gateway's alone.
         let frames = match by_tenant {
@@ -142,32 +145,32 @@ impl GrpcCall {
             self.state.clone(),
             &self.conn,
             request,
-            agent,
+            (agent, called),
         ));
         self.within(served).await
     }
 
-    /// A unary call as its JSON-RPC 1.0 `method`, its answer read back as `A`.
-    async fn unary_as_jsonrpc<Q: Serialize + Tenanted, A: DeserializeOwned + Default>(
+    /// A unary call as its 1.0 `method`, its answer read back as `A`.
+    async fn unary_call<Q: Serialize + Tenanted, A: DeserializeOwned + Default>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<A>, Status> {
-        let response = self.send_as_jsonrpc(method, request).await?;
+        let response = self.send_call(method, request).await?;
         let what = || format!("{method} answer");
         self.unary_answer(response, |response| result_of(response, what))
             .await
     }
 
-    /// A streaming call as its JSON-RPC 1.0 `method`: the agent's SSE
-    /// events, each encoded as a `StreamResponse`; an error event ends the
-    /// stream with its status.
-    async fn streamed_as_jsonrpc<Q: Serialize + Tenanted>(
+    /// A streaming call as its 1.0 `method`: the agent's SSE events, each
+    /// encoded as a `StreamResponse`; an error event ends the stream with
+    /// its status.
+    async fn streamed_call<Q: Serialize + Tenanted>(
         &self,
         method: &'static str,
         request: tonic::Request<Q>,
     ) -> Result<tonic::Response<Answers>, Status> {
-        let response = self.send_as_jsonrpc(method, request).await?;
+        let response = self.send_call(method, request).await?;
         let whole = |response| result_of(response, || "StreamResponse".into());
         // Each event's data is a JSON-RPC answer.
         let event = |answer| answer_result(answer, None).and_then(stream_item);
@@ -308,94 +311,69 @@ fn stream_item(result: Value) -> Result<v1::StreamResponse, Status> {
     })
 }
 
-#[tonic::async_trait]
-impl v1::a2a_service_server::A2aService for GrpcCall {
-    async fn send_message(
-        &self,
-        request: tonic::Request<v1::SendMessageRequest>,
-    ) -> Result<tonic::Response<v1::SendMessageResponse>, Status> {
-        self.unary_as_jsonrpc("SendMessage", request).await
+/// The 1.0 service's RPCs from their rows: each unary RPC is its 1.0
+/// method with its answer message, each streaming RPC its method's
+/// `StreamResponse`s, and an RPC that answers `Empty` reads nothing back.
+macro_rules! service_v1 {
+    (
+        unary { $($rpc:ident($q:ty) -> $a:ty = $method:literal;)* }
+        stream { $($srpc:ident($sq:ty) as $stream:ident = $smethod:literal;)* }
+        empty { $($erpc:ident($eq:ty) = $emethod:literal;)* }
+    ) => {
+        #[tonic::async_trait]
+        impl v1::a2a_service_server::A2aService for GrpcCall {
+            $(async fn $rpc(
+                &self,
+                request: tonic::Request<$q>,
+            ) -> Result<tonic::Response<$a>, Status> {
+                self.unary_call($method, request).await
+            })*
+
+            $(type $stream = Answers;
+
+            async fn $srpc(
+                &self,
+                request: tonic::Request<$sq>,
+            ) -> Result<tonic::Response<Answers>, Status> {
+                self.streamed_call($smethod, request).await
+            })*
+
+            $(async fn $erpc(
+                &self,
+                request: tonic::Request<$eq>,
+            ) -> Result<tonic::Response<pbjson_types::Empty>, Status> {
+                // The JSON-RPC result is null (or an empty object).
+                self.unary_call::<_, Value>($emethod, request).await?;
+                Ok(tonic::Response::new(pbjson_types::Empty::default()))
+            })*
+        }
+    };
+}
+
+service_v1! {
+    unary {
+        send_message(v1::SendMessageRequest) -> v1::SendMessageResponse = "SendMessage";
+        get_task(v1::GetTaskRequest) -> v1::Task = "GetTask";
+        list_tasks(v1::ListTasksRequest) -> v1::ListTasksResponse = "ListTasks";
+        cancel_task(v1::CancelTaskRequest) -> v1::Task = "CancelTask";
+        create_task_push_notification_config(v1::TaskPushNotificationConfig)
+            -> v1::TaskPushNotificationConfig = "CreateTaskPushNotificationConfig";
+        get_task_push_notification_config(v1::GetTaskPushNotificationConfigRequest)
+            -> v1::TaskPushNotificationConfig = "GetTaskPushNotificationConfig";
+        list_task_push_notification_configs(v1::ListTaskPushNotificationConfigsRequest)
+            -> v1::ListTaskPushNotificationConfigsResponse = "ListTaskPushNotificationConfigs";
+        get_extended_agent_card(v1::GetExtendedAgentCardRequest)
+            -> v1::AgentCard = "GetExtendedAgentCard";
     }
-
-    type SendStreamingMessageStream = Answers;
-
-    async fn send_streaming_message(
-        &self,
-        request: tonic::Request<v1::SendMessageRequest>,
-    ) -> Result<tonic::Response<Answers>, Status> {
-        self.streamed_as_jsonrpc("SendStreamingMessage", request)
-            .await
+    stream {
+        send_streaming_message(v1::SendMessageRequest)
+            as SendStreamingMessageStream = "SendStreamingMessage";
+        subscribe_to_task(v1::SubscribeToTaskRequest)
+            as SubscribeToTaskStream = "SubscribeToTask";
     }
-
-    async fn get_task(
-        &self,
-        request: tonic::Request<v1::GetTaskRequest>,
-    ) -> Result<tonic::Response<v1::Task>, Status> {
-        self.unary_as_jsonrpc("GetTask", request).await
-    }
-
-    async fn list_tasks(
-        &self,
-        request: tonic::Request<v1::ListTasksRequest>,
-    ) -> Result<tonic::Response<v1::ListTasksResponse>, Status> {
-        self.unary_as_jsonrpc("ListTasks", request).await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: tonic::Request<v1::CancelTaskRequest>,
-    ) -> Result<tonic::Response<v1::Task>, Status> {
-        self.unary_as_jsonrpc("CancelTask", request).await
-    }
-
-    type SubscribeToTaskStream = Answers;
-
-    async fn subscribe_to_task(
-        &self,
-        request: tonic::Request<v1::SubscribeToTaskRequest>,
-    ) -> Result<tonic::Response<Answers>, Status> {
-        self.streamed_as_jsonrpc("SubscribeToTask", request).await
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: tonic::Request<v1::TaskPushNotificationConfig>,
-    ) -> Result<tonic::Response<v1::TaskPushNotificationConfig>, Status> {
-        self.unary_as_jsonrpc("CreateTaskPushNotificationConfig", request)
-            .await
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        request: tonic::Request<v1::GetTaskPushNotificationConfigRequest>,
-    ) -> Result<tonic::Response<v1::TaskPushNotificationConfig>, Status> {
-        self.unary_as_jsonrpc("GetTaskPushNotificationConfig", request)
-            .await
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        request: tonic::Request<v1::ListTaskPushNotificationConfigsRequest>,
-    ) -> Result<tonic::Response<v1::ListTaskPushNotificationConfigsResponse>, Status> {
-        self.unary_as_jsonrpc("ListTaskPushNotificationConfigs", request)
-            .await
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        request: tonic::Request<v1::GetExtendedAgentCardRequest>,
-    ) -> Result<tonic::Response<v1::AgentCard>, Status> {
-        self.unary_as_jsonrpc("GetExtendedAgentCard", request).await
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        request: tonic::Request<v1::DeleteTaskPushNotificationConfigRequest>,
-    ) -> Result<tonic::Response<pbjson_types::Empty>, Status> {
-        // The JSON-RPC result is null (or an empty object): nothing to read.
-        self.unary_as_jsonrpc::<_, Value>("DeleteTaskPushNotificationConfig", request)
-            .await?;
-        Ok(tonic::Response::new(pbjson_types::Empty::default()))
+    empty {
+        delete_task_push_notification_config(v1::DeleteTaskPushNotificationConfigRequest)
+            = "DeleteTaskPushNotificationConfig";
     }
 }
 

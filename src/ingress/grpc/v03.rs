@@ -202,113 +202,96 @@ fn answer_of<A: DeserializeOwned>(answer: Value, ok: bool) -> Result<A, Status> 
 
 type Stream03 = Answers<v03::StreamResponse>;
 
-#[tonic::async_trait]
-impl v03::a2a_service_server::A2aService for GrpcCall {
-    async fn send_message(
-        &self,
-        request: tonic::Request<v03::SendMessageRequest>,
-    ) -> Result<tonic::Response<v03::SendMessageResponse>, Status> {
-        let rest = Rest::new(Method::POST, "/v1/message:send".into()).with(request.get_ref())?;
-        self.unary_as_rest(request, rest).await
-    }
+/// The 0.3 service's RPCs from their rows: each RPC's request `$m` is the
+/// REST call its row writes; a unary RPC answers its message, a streaming
+/// one the REST stream's events, and one that answers `Empty` reads
+/// nothing back.
+macro_rules! service_v03 {
+    (
+        unary { $($rpc:ident($m:ident: $q:ty) -> $a:ty = $rest:expr;)* }
+        stream { $($srpc:ident($sm:ident: $sq:ty) as $stream:ident = $srest:expr;)* }
+        empty { $($erpc:ident($em:ident: $eq:ty) = $erest:expr;)* }
+    ) => {
+        #[tonic::async_trait]
+        impl v03::a2a_service_server::A2aService for GrpcCall {
+            $(async fn $rpc(
+                &self,
+                request: tonic::Request<$q>,
+            ) -> Result<tonic::Response<$a>, Status> {
+                let $m = request.get_ref();
+                let rest = $rest?;
+                self.unary_as_rest(request, rest).await
+            })*
 
-    type SendStreamingMessageStream = Stream03;
+            $(type $stream = Stream03;
 
-    async fn send_streaming_message(
-        &self,
-        request: tonic::Request<v03::SendMessageRequest>,
-    ) -> Result<tonic::Response<Stream03>, Status> {
-        let rest = Rest::new(Method::POST, "/v1/message:stream".into()).with(request.get_ref())?;
-        self.streamed_as_rest(request, rest).await
-    }
+            async fn $srpc(
+                &self,
+                request: tonic::Request<$sq>,
+            ) -> Result<tonic::Response<Stream03>, Status> {
+                let $sm = request.get_ref();
+                let rest = $srest?;
+                self.streamed_as_rest(request, rest).await
+            })*
 
-    async fn get_task(
-        &self,
-        request: tonic::Request<v03::GetTaskRequest>,
-    ) -> Result<tonic::Response<v03::Task>, Status> {
-        let asked = request.get_ref();
-        let mut path = format!("/v1/tasks/{}", task_of(&asked.name, "name")?);
-        if asked.history_length > 0 {
-            path.push_str(&format!("?historyLength={}", asked.history_length));
+            $(async fn $erpc(
+                &self,
+                request: tonic::Request<$eq>,
+            ) -> Result<tonic::Response<pbjson_types::Empty>, Status> {
+                let $em = request.get_ref();
+                let rest = $erest?;
+                self.unary_as_rest::<_, Value>(request, rest).await?;
+                Ok(tonic::Response::new(pbjson_types::Empty::default()))
+            })*
         }
-        self.unary_as_rest(request, Rest::new(Method::GET, path))
-            .await
-    }
+    };
+}
 
-    async fn cancel_task(
-        &self,
-        request: tonic::Request<v03::CancelTaskRequest>,
-    ) -> Result<tonic::Response<v03::Task>, Status> {
-        let path = format!(
-            "/v1/tasks/{}:cancel",
-            task_of(&request.get_ref().name, "name")?
-        );
-        self.unary_as_rest(request, Rest::new(Method::POST, path))
-            .await
+service_v03! {
+    unary {
+        send_message(m: v03::SendMessageRequest) -> v03::SendMessageResponse =
+            Rest::new(Method::POST, "/v1/message:send".into()).with(m);
+        get_task(m: v03::GetTaskRequest) -> v03::Task = get_task(m);
+        cancel_task(m: v03::CancelTaskRequest) -> v03::Task =
+            task_of(&m.name, "name").map(|t| Rest::new(Method::POST, format!("/v1/tasks/{t}:cancel")));
+        create_task_push_notification_config(m: v03::CreateTaskPushNotificationConfigRequest)
+            -> v03::TaskPushNotificationConfig = task_of(&m.parent, "parent")
+            .map(|t| Rest::new(Method::POST, format!("/v1/tasks/{t}/pushNotificationConfigs")))
+            .and_then(|rest| rest.with(m));
+        get_task_push_notification_config(m: v03::GetTaskPushNotificationConfigRequest)
+            -> v03::TaskPushNotificationConfig = config_rest(Method::GET, &m.name);
+        list_task_push_notification_config(m: v03::ListTaskPushNotificationConfigRequest)
+            -> v03::ListTaskPushNotificationConfigResponse = task_of(&m.parent, "parent")
+            .map(|t| Rest::new(Method::GET, format!("/v1/tasks/{t}/pushNotificationConfigs")));
+        get_agent_card(_m: v03::GetAgentCardRequest) -> v03::AgentCard =
+            Ok::<_, Status>(Rest::new(Method::GET, "/v1/card".into()));
     }
-
-    type TaskSubscriptionStream = Stream03;
-
-    async fn task_subscription(
-        &self,
-        request: tonic::Request<v03::TaskSubscriptionRequest>,
-    ) -> Result<tonic::Response<Stream03>, Status> {
-        let path = format!(
-            "/v1/tasks/{}:subscribe",
-            task_of(&request.get_ref().name, "name")?
-        );
-        self.streamed_as_rest(request, Rest::new(Method::GET, path))
-            .await
+    stream {
+        send_streaming_message(m: v03::SendMessageRequest) as SendStreamingMessageStream =
+            Rest::new(Method::POST, "/v1/message:stream".into()).with(m);
+        task_subscription(m: v03::TaskSubscriptionRequest) as TaskSubscriptionStream =
+            task_of(&m.name, "name").map(|t| Rest::new(Method::GET, format!("/v1/tasks/{t}:subscribe")));
     }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: tonic::Request<v03::CreateTaskPushNotificationConfigRequest>,
-    ) -> Result<tonic::Response<v03::TaskPushNotificationConfig>, Status> {
-        let task = task_of(&request.get_ref().parent, "parent")?;
-        let path = format!("/v1/tasks/{task}/pushNotificationConfigs");
-        let rest = Rest::new(Method::POST, path).with(request.get_ref())?;
-        self.unary_as_rest(request, rest).await
+    empty {
+        delete_task_push_notification_config(m: v03::DeleteTaskPushNotificationConfigRequest) =
+            config_rest(Method::DELETE, &m.name);
     }
+}
 
-    async fn get_task_push_notification_config(
-        &self,
-        request: tonic::Request<v03::GetTaskPushNotificationConfigRequest>,
-    ) -> Result<tonic::Response<v03::TaskPushNotificationConfig>, Status> {
-        let (task, config) = config_of(&request.get_ref().name)?;
-        let path = format!("/v1/tasks/{task}/pushNotificationConfigs/{config}");
-        self.unary_as_rest(request, Rest::new(Method::GET, path))
-            .await
+/// `GetTask`: the task's path, with the history length when asked.
+fn get_task(asked: &v03::GetTaskRequest) -> Result<Rest, Status> {
+    let mut path = format!("/v1/tasks/{}", task_of(&asked.name, "name")?);
+    if asked.history_length > 0 {
+        path.push_str(&format!("?historyLength={}", asked.history_length));
     }
+    Ok(Rest::new(Method::GET, path))
+}
 
-    async fn list_task_push_notification_config(
-        &self,
-        request: tonic::Request<v03::ListTaskPushNotificationConfigRequest>,
-    ) -> Result<tonic::Response<v03::ListTaskPushNotificationConfigResponse>, Status> {
-        let task = task_of(&request.get_ref().parent, "parent")?;
-        let path = format!("/v1/tasks/{task}/pushNotificationConfigs");
-        self.unary_as_rest(request, Rest::new(Method::GET, path))
-            .await
-    }
-
-    async fn get_agent_card(
-        &self,
-        request: tonic::Request<v03::GetAgentCardRequest>,
-    ) -> Result<tonic::Response<v03::AgentCard>, Status> {
-        self.unary_as_rest(request, Rest::new(Method::GET, "/v1/card".into()))
-            .await
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        request: tonic::Request<v03::DeleteTaskPushNotificationConfigRequest>,
-    ) -> Result<tonic::Response<pbjson_types::Empty>, Status> {
-        let (task, config) = config_of(&request.get_ref().name)?;
-        let path = format!("/v1/tasks/{task}/pushNotificationConfigs/{config}");
-        self.unary_as_rest::<_, Value>(request, Rest::new(Method::DELETE, path))
-            .await?;
-        Ok(tonic::Response::new(pbjson_types::Empty::default()))
-    }
+/// A call on one push config, `tasks/{id}/pushNotificationConfigs/{c}`.
+fn config_rest(method: Method, name: &str) -> Result<Rest, Status> {
+    let (task, config) = config_of(name)?;
+    let path = format!("/v1/tasks/{task}/pushNotificationConfigs/{config}");
+    Ok(Rest::new(method, path))
 }
 
 #[cfg(test)]
