@@ -634,7 +634,8 @@ async fn rotation_new_key_accepted_after_refetch_old_refused() {
     assert!(v.validate(&token_b).await.is_ok());
 }
 
-#[tokio::test]
+// Paused time: the key cache's clock is tokio's.
+#[tokio::test(start_paused = true)]
 async fn removed_key_is_refused_once_the_cache_expires() {
     let server = KeyServer::start(vec![
         jwk(&rsa1(), Algorithm::RS256, "a"),
@@ -673,7 +674,8 @@ async fn a_remembered_token_fetches_nothing_while_the_keys_are_fresh() {
     assert_eq!(server.hits(), fetched + 1);
 }
 
-#[tokio::test]
+// Paused time: the key cache's clock is tokio's.
+#[tokio::test(start_paused = true)]
 async fn a_refreshed_jwks_has_remembered_tokens_verified_again() {
     let server = KeyServer::start(vec![jwk(&rsa1(), Algorithm::RS256, "a")]).await;
     let v = jwks_validator(&server, "1s", "1h");
@@ -726,7 +728,8 @@ async fn jwks_keys_honour_alg_and_use() {
     assert_eq!(v.validate(&token).await, Err(JwtError::UnknownKey));
 }
 
-#[tokio::test]
+// Paused time: the key cache's clock is tokio's.
+#[tokio::test(start_paused = true)]
 async fn unreachable_jwks_means_keys_unavailable() {
     let server = KeyServer::start(vec![jwk(&rsa1(), Algorithm::RS256, "a")]).await;
     server.status.store(503, Ordering::SeqCst);

@@ -4,7 +4,7 @@
 //! methods are each handled as documented.
 use crate::support::calls::rpc_raw;
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::client::{self, SseParser, SseStream};
 use crate::support::gateway::TestGateway;
@@ -234,14 +234,16 @@ async fn upstream_reset_mid_stream_ends_with_one_error_event_then_a_clean_end() 
     }
 }
 
-#[tokio::test]
+// Paused time: the gateway's idle timer and the agent's pauses are
+// tokio timers, which the runtime advances when nothing else can run.
+#[tokio::test(start_paused = true)]
 async fn silent_upstream_ends_with_an_idle_error_event() {
     let mock = MockAgent::start(gated(3)).await; // never released
     let gw = gateway_for(&mock, "[limits]\nsse_idle_timeout = \"300ms\"").await;
     let body = rpc_raw(r#""idle-1""#, "SubscribeToTask", json!({"id": "task-1"}));
     let id = json!("idle-1");
 
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let mut sse = client::post_stream(&gw.url(), body, &[]).await;
     assert_sse_head(sse.status, &sse.headers);
     for _ in 0..2 {
@@ -268,7 +270,9 @@ async fn silent_upstream_ends_with_an_idle_error_event() {
     );
 }
 
-#[tokio::test]
+// Paused time: the gateway's idle timer and the agent's pauses are
+// tokio timers, which the runtime advances when nothing else can run.
+#[tokio::test(start_paused = true)]
 async fn idle_timeout_is_between_events_not_a_deadline_for_the_stream() {
     let mode = Mode::Stream {
         events: 6,
@@ -279,7 +283,7 @@ async fn idle_timeout_is_between_events_not_a_deadline_for_the_stream() {
     let gw = gateway_for(&mock, "[limits]\nsse_idle_timeout = \"500ms\"").await;
     let body = rpc_raw("7", "message/stream", v03_message("slow"));
 
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let mut sse = client::post_stream(&gw.url(), body, &[]).await;
     let events = sse.collect_events(WAIT).await;
     let took = started.elapsed();

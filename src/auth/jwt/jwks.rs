@@ -5,7 +5,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock: the same as std's, and tests can pause it.
+use tokio::time::Instant;
 
 use arc_swap::ArcSwapOption;
 use bytes::Bytes;
