@@ -54,198 +54,49 @@ const UNAVAILABLE: &str = "UNAVAILABLE";
 const DEADLINE: &str = "DEADLINE_EXCEEDED";
 
 impl GatewayError {
+    /// This error's row: one line each, JSON-RPC code and HTTP status, the
+    /// REST status, the gRPC code and the ErrorInfo reason. A2A errors
+    /// answer JSON-RPC with HTTP 200 (`OK`), the gateway's own errors with
+    /// the status REST's answer has (`same`).
+    #[rustfmt::skip]
     pub fn mapped(&self) -> Mapped {
+        use jsonrpc::*;
         use GatewayError::*;
         use StatusCode as S;
+        let same = |code, status, grpc, reason| row(code, status, status, grpc, reason);
+        let exhausted = "RESOURCE_EXHAUSTED";
         match self {
             Rpc { code, .. } => rpc_row(*code),
-            MethodNotFound(_) => row(
-                jsonrpc::METHOD_NOT_FOUND,
-                OK,
-                S::NOT_FOUND,
-                "UNIMPLEMENTED",
-                "METHOD_NOT_FOUND",
-            ),
-            InvalidParams(_) => row(jsonrpc::INVALID_PARAMS, OK, BAD, INVALID, "INVALID_PARAMS"),
-            TaskNotFound(_) => row(
-                jsonrpc::TASK_NOT_FOUND,
-                OK,
-                S::NOT_FOUND,
-                "NOT_FOUND",
-                "TASK_NOT_FOUND",
-            ),
-            PushNotificationNotSupported(_) => row(
-                jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
-                OK,
-                BAD,
-                PRECONDITION,
-                "PUSH_NOTIFICATION_NOT_SUPPORTED",
-            ),
-            UnsupportedOperation(_) => row(
-                jsonrpc::UNSUPPORTED_OPERATION,
-                OK,
-                BAD,
-                PRECONDITION,
-                "UNSUPPORTED_OPERATION",
-            ),
-            ExtendedCardNotConfigured => row(
-                jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
-                OK,
-                BAD,
-                PRECONDITION,
-                "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-            ),
+            MethodNotFound(_) => row(METHOD_NOT_FOUND, OK, S::NOT_FOUND, "UNIMPLEMENTED", "METHOD_NOT_FOUND"),
+            InvalidParams(_) => row(INVALID_PARAMS, OK, BAD, INVALID, "INVALID_PARAMS"),
+            TaskNotFound(_) => row(TASK_NOT_FOUND, OK, S::NOT_FOUND, "NOT_FOUND", "TASK_NOT_FOUND"),
+            PushNotificationNotSupported(_) => row(PUSH_NOTIFICATION_NOT_SUPPORTED, OK, BAD, PRECONDITION, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+            UnsupportedOperation(_) => row(UNSUPPORTED_OPERATION, OK, BAD, PRECONDITION, "UNSUPPORTED_OPERATION"),
+            ExtendedCardNotConfigured => row(EXTENDED_CARD_NOT_CONFIGURED, OK, BAD, PRECONDITION, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
             NoRoute { .. } => row(codes::NO_ROUTE, OK, BAD, PRECONDITION, "NO_ROUTE"),
             UnknownSkill { .. } => row(codes::UNKNOWN_SKILL, OK, BAD, INVALID, "UNKNOWN_SKILL"),
-            PayloadTooLarge { .. } => {
-                let s = S::PAYLOAD_TOO_LARGE;
-                row(
-                    jsonrpc::INVALID_REQUEST,
-                    s,
-                    s,
-                    "RESOURCE_EXHAUSTED",
-                    "PAYLOAD_TOO_LARGE",
-                )
-            }
-            HeadTooLarge { .. } => {
-                let s = S::REQUEST_HEADER_FIELDS_TOO_LARGE;
-                row(
-                    jsonrpc::INVALID_REQUEST,
-                    s,
-                    s,
-                    "RESOURCE_EXHAUSTED",
-                    "HEAD_TOO_LARGE",
-                )
-            }
-            UnsupportedMediaType(_) => {
-                let s = S::UNSUPPORTED_MEDIA_TYPE;
-                row(
-                    jsonrpc::INVALID_REQUEST,
-                    s,
-                    s,
-                    INVALID,
-                    "UNSUPPORTED_MEDIA_TYPE",
-                )
-            }
             // Answered as JSON-RPC answers every A2A error, with 200.
-            ContentTypeNotSupported(_) => row(
-                jsonrpc::CONTENT_TYPE_NOT_SUPPORTED,
-                OK,
-                BAD,
-                INVALID,
-                "CONTENT_TYPE_NOT_SUPPORTED",
-            ),
+            ContentTypeNotSupported(_) => row(CONTENT_TYPE_NOT_SUPPORTED, OK, BAD, INVALID, "CONTENT_TYPE_NOT_SUPPORTED"),
             // gRPC: UNIMPLEMENTED, as the 1.0 conformance suite expects
             // (the spec's §5.4 table says FAILED_PRECONDITION; docs/errors.md).
-            VersionNotSupported(_) => row(
-                jsonrpc::VERSION_NOT_SUPPORTED,
-                OK,
-                BAD,
-                "UNIMPLEMENTED",
-                "VERSION_NOT_SUPPORTED",
-            ),
-            BodyTimeout(_) => {
-                let s = S::REQUEST_TIMEOUT;
-                row(
-                    jsonrpc::INVALID_REQUEST,
-                    s,
-                    s,
-                    "DEADLINE_EXCEEDED",
-                    "BODY_TIMEOUT",
-                )
-            }
-            BodyRead(_) => row(jsonrpc::INVALID_REQUEST, BAD, BAD, INVALID, "BODY_READ"),
-            NotFound { .. } => {
-                let s = S::NOT_FOUND;
-                row(jsonrpc::INVALID_REQUEST, s, s, "NOT_FOUND", "NOT_FOUND")
-            }
-            MethodNotAllowed { .. } => {
-                let s = S::METHOD_NOT_ALLOWED;
-                row(
-                    jsonrpc::INVALID_REQUEST,
-                    s,
-                    s,
-                    "UNIMPLEMENTED",
-                    "METHOD_NOT_ALLOWED",
-                )
-            }
-            RateLimited(_) => {
-                let s = S::TOO_MANY_REQUESTS;
-                row(
-                    codes::RATE_LIMITED,
-                    s,
-                    s,
-                    "RESOURCE_EXHAUSTED",
-                    "RATE_LIMITED",
-                )
-            }
-            Overloaded { .. } => {
-                let s = S::SERVICE_UNAVAILABLE;
-                row(codes::OVERLOADED, s, s, UNAVAILABLE, "OVERLOADED")
-            }
-            UpstreamEjected { .. } => {
-                let s = S::SERVICE_UNAVAILABLE;
-                row(
-                    codes::UPSTREAM_EJECTED,
-                    s,
-                    s,
-                    UNAVAILABLE,
-                    "UPSTREAM_EJECTED",
-                )
-            }
-            Unauthenticated { .. } => {
-                let s = S::UNAUTHORIZED;
-                row(
-                    codes::UNAUTHENTICATED,
-                    s,
-                    s,
-                    "UNAUTHENTICATED",
-                    "UNAUTHENTICATED",
-                )
-            }
-            Forbidden { .. } => {
-                let s = S::FORBIDDEN;
-                row(codes::FORBIDDEN, s, s, "PERMISSION_DENIED", "FORBIDDEN")
-            }
-            UpstreamUnavailable { .. } => {
-                let s = S::BAD_GATEWAY;
-                row(
-                    codes::UPSTREAM_UNAVAILABLE,
-                    s,
-                    s,
-                    UNAVAILABLE,
-                    "UPSTREAM_UNAVAILABLE",
-                )
-            }
-            UpstreamTimeout { .. } => {
-                let s = S::GATEWAY_TIMEOUT;
-                row(
-                    codes::UPSTREAM_TIMEOUT,
-                    s,
-                    s,
-                    "DEADLINE_EXCEEDED",
-                    "UPSTREAM_TIMEOUT",
-                )
-            }
-            UpstreamBadResponse { .. } => {
-                let s = S::BAD_GATEWAY;
-                row(
-                    codes::UPSTREAM_BAD_RESPONSE,
-                    s,
-                    s,
-                    UNAVAILABLE,
-                    "UPSTREAM_BAD_RESPONSE",
-                )
-            }
-            InvalidAgentResponse { .. } => {
-                let s = S::BAD_GATEWAY;
-                let code = jsonrpc::INVALID_AGENT_RESPONSE;
-                row(code, s, s, UNAVAILABLE, "INVALID_AGENT_RESPONSE")
-            }
-            Internal(_) => {
-                let s = S::INTERNAL_SERVER_ERROR;
-                row(jsonrpc::INTERNAL_ERROR, s, s, "INTERNAL", "INTERNAL")
-            }
+            VersionNotSupported(_) => row(VERSION_NOT_SUPPORTED, OK, BAD, "UNIMPLEMENTED", "VERSION_NOT_SUPPORTED"),
+            BodyRead(_) => row(INVALID_REQUEST, BAD, BAD, INVALID, "BODY_READ"),
+            PayloadTooLarge { .. } => same(INVALID_REQUEST, S::PAYLOAD_TOO_LARGE, exhausted, "PAYLOAD_TOO_LARGE"),
+            HeadTooLarge { .. } => same(INVALID_REQUEST, S::REQUEST_HEADER_FIELDS_TOO_LARGE, exhausted, "HEAD_TOO_LARGE"),
+            UnsupportedMediaType(_) => same(INVALID_REQUEST, S::UNSUPPORTED_MEDIA_TYPE, INVALID, "UNSUPPORTED_MEDIA_TYPE"),
+            BodyTimeout(_) => same(INVALID_REQUEST, S::REQUEST_TIMEOUT, DEADLINE, "BODY_TIMEOUT"),
+            NotFound { .. } => same(INVALID_REQUEST, S::NOT_FOUND, "NOT_FOUND", "NOT_FOUND"),
+            MethodNotAllowed { .. } => same(INVALID_REQUEST, S::METHOD_NOT_ALLOWED, "UNIMPLEMENTED", "METHOD_NOT_ALLOWED"),
+            RateLimited(_) => same(codes::RATE_LIMITED, S::TOO_MANY_REQUESTS, exhausted, "RATE_LIMITED"),
+            Overloaded { .. } => same(codes::OVERLOADED, S::SERVICE_UNAVAILABLE, UNAVAILABLE, "OVERLOADED"),
+            UpstreamEjected { .. } => same(codes::UPSTREAM_EJECTED, S::SERVICE_UNAVAILABLE, UNAVAILABLE, "UPSTREAM_EJECTED"),
+            Unauthenticated { .. } => same(codes::UNAUTHENTICATED, S::UNAUTHORIZED, "UNAUTHENTICATED", "UNAUTHENTICATED"),
+            Forbidden { .. } => same(codes::FORBIDDEN, S::FORBIDDEN, "PERMISSION_DENIED", "FORBIDDEN"),
+            UpstreamUnavailable { .. } => same(codes::UPSTREAM_UNAVAILABLE, S::BAD_GATEWAY, UNAVAILABLE, "UPSTREAM_UNAVAILABLE"),
+            UpstreamTimeout { .. } => same(codes::UPSTREAM_TIMEOUT, S::GATEWAY_TIMEOUT, DEADLINE, "UPSTREAM_TIMEOUT"),
+            UpstreamBadResponse { .. } => same(codes::UPSTREAM_BAD_RESPONSE, S::BAD_GATEWAY, UNAVAILABLE, "UPSTREAM_BAD_RESPONSE"),
+            InvalidAgentResponse { .. } => same(INVALID_AGENT_RESPONSE, S::BAD_GATEWAY, UNAVAILABLE, "INVALID_AGENT_RESPONSE"),
+            Internal(_) => same(INTERNAL_ERROR, S::INTERNAL_SERVER_ERROR, "INTERNAL", "INTERNAL"),
         }
     }
 }
