@@ -55,7 +55,7 @@ struct RawEnvelope<'a> {
 
 /// `Option<&RawValue>` would turn an explicit `null` into `None`; a present
 /// member must stay present (`"id": null` is not a notification).
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
 }
 

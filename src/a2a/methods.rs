@@ -17,11 +17,7 @@ impl Version {
 
     /// A dense index below `COUNT`, for per-version tables.
     pub fn index(self) -> usize {
-        match self {
-            Version::V0_1 => 0,
-            Version::V0_3 => 1,
-            Version::V1_0 => 2,
-        }
+        self as usize
     }
 
     pub fn label(self) -> &'static str {
@@ -55,35 +51,26 @@ impl Family {
 
     /// A dense index below `COUNT`, for per-family tables.
     pub fn index(self) -> usize {
-        match self {
-            Family::Send => 0,
-            Family::Stream => 1,
-            Family::GetTask => 2,
-            Family::ListTasks => 3,
-            Family::CancelTask => 4,
-            Family::Resubscribe => 5,
-            Family::PushSet => 6,
-            Family::PushGet => 7,
-            Family::PushList => 8,
-            Family::PushDelete => 9,
-            Family::ExtendedCard => 10,
-        }
+        self as usize
     }
 
+    /// Each family's label, in declaration order (metrics, authz rules).
+    pub const LABELS: [&'static str; Family::COUNT] = [
+        "send",
+        "stream",
+        "get_task",
+        "list_tasks",
+        "cancel_task",
+        "resubscribe",
+        "push_config_set",
+        "push_config_get",
+        "push_config_list",
+        "push_config_delete",
+        "extended_card",
+    ];
+
     pub fn label(self) -> &'static str {
-        match self {
-            Family::Send => "send",
-            Family::Stream => "stream",
-            Family::GetTask => "get_task",
-            Family::ListTasks => "list_tasks",
-            Family::CancelTask => "cancel_task",
-            Family::Resubscribe => "resubscribe",
-            Family::PushSet => "push_config_set",
-            Family::PushGet => "push_config_get",
-            Family::PushList => "push_config_list",
-            Family::PushDelete => "push_config_delete",
-            Family::ExtendedCard => "extended_card",
-        }
+        Family::LABELS[self.index()]
     }
 
     /// Methods whose answer is an SSE stream.

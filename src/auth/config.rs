@@ -73,20 +73,6 @@ fn alternatives(
     out
 }
 
-pub const METHOD_LABELS: [&str; 11] = [
-    "send",
-    "stream",
-    "get_task",
-    "list_tasks",
-    "cancel_task",
-    "resubscribe",
-    "push_config_set",
-    "push_config_get",
-    "push_config_list",
-    "push_config_delete",
-    "extended_card",
-];
-
 /// Validates `[authz]`: a rule that names no caller or no target would
 /// silently allow nothing (or, worse, be read as "everyone"), so it is refused.
 pub fn authz(section: &AuthzSection, upstreams: &[String]) -> Result<Authz, Problems> {
@@ -133,13 +119,13 @@ fn check_rule(r: &RuleSection, i: usize, upstreams: &[String], problems: &mut Pr
     for m in r
         .methods
         .iter()
-        .filter(|m| *m != "*" && !METHOD_LABELS.contains(&m.as_str()))
+        .filter(|m| *m != "*" && !crate::a2a::Family::LABELS.contains(&m.as_str()))
     {
         problems.push((
             at("methods"),
             format!(
                 "unknown method family '{m}'; use {} or \"*\"",
-                METHOD_LABELS.join(", ")
+                crate::a2a::Family::LABELS.join(", ")
             ),
         ));
     }

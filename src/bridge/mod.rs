@@ -28,7 +28,8 @@ mod versions;
 pub use plan::{plan, Plan};
 
 /// Why a message cannot be translated: the member, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
 pub struct Untranslatable {
     pub field: String,
     pub why: String,
@@ -40,12 +41,6 @@ impl Untranslatable {
             field: field.into(),
             why: why.into(),
         }
-    }
-}
-
-impl std::fmt::Display for Untranslatable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.why)
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::request::Parts;
-use http::{header, HeaderValue, Response};
+use http::{header, Response};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -176,10 +176,7 @@ impl Bridged {
         }
         bridge::headers::for_client(&mut parts.headers, self.answering.client);
         parts.headers.remove(header::CONTENT_LENGTH);
-        parts.headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        crate::http::body::set_json(&mut parts.headers);
         Ok(Response::from_parts(parts, body::full(answered.body)))
     }
 

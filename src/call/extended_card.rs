@@ -6,10 +6,10 @@
 use bytes::Bytes;
 use http::request::Parts;
 use http::{header, HeaderValue, Response};
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::endpoint;
+use super::validated::Call;
 use crate::a2a::jsonrpc;
 use crate::auth::authz::Target;
 use crate::auth::Identity;
@@ -23,16 +23,18 @@ use crate::upstream::{Caller, Origin, Upstream};
 const MAX_CARD_BYTES: usize = 1024 * 1024;
 
 /// Answers `agent/getAuthenticatedExtendedCard` / `GetExtendedAgentCard`.
-pub async fn answer(
-    state: &AppState,
-    parts: &Parts,
-    conn: &ConnInfo,
-    origin: &Origin,
-    id: Option<&RawValue>,
-    scope: Option<usize>,
-    identity: Option<&Identity>,
-) -> Response<Body> {
-    match build(state, parts, conn, origin, scope, identity).await {
+pub(super) async fn answer(state: &AppState, call: &Call<'_>, origin: &Origin) -> Response<Body> {
+    let (parts, conn, id) = (&call.parts, call.conn, call.id);
+    match build(
+        state,
+        parts,
+        conn,
+        origin,
+        call.path_upstream,
+        call.identity,
+    )
+    .await
+    {
         Ok(card) => json_response(jsonrpc::result_body(id, &card)),
         Err(e) => e.into_response(id),
     }
@@ -248,10 +250,7 @@ async fn fetch_extended(
     };
     let mut call = upstream.rpc_call_as(parts, Bytes::from(call.ok()?), origin.clone(), &caller);
     let h = call.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    crate::http::body::set_json(h);
     if v1 {
         h.insert("a2a-version", HeaderValue::from_static("1.0"));
     }
@@ -269,9 +268,6 @@ async fn fetch_extended(
 
 fn json_response(body: Bytes) -> Response<Body> {
     let mut response = Response::new(body::full(body));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    crate::http::body::set_json(response.headers_mut());
     response
 }

@@ -342,24 +342,6 @@ fn count_forbidden(state: &AppState) {
         .inc();
 }
 
-/// `GetExtendedAgentCard` (1.0), answered by the gateway itself.
-async fn answer_extended_card(
-    state: &Arc<AppState>,
-    call: &Call<'_>,
-    origin: &crate::upstream::Origin,
-) -> Response<Body> {
-    extended_card::answer(
-        state,
-        &call.parts,
-        call.conn,
-        origin,
-        call.id,
-        call.path_upstream,
-        call.identity,
-    )
-    .await
-}
-
 /// What happens to a call before it is forwarded.
 enum Admitted {
     /// It goes to an agent (`forward`).
@@ -380,7 +362,7 @@ async fn route_and_admit(
     check_webhooks(state, call).await?;
     if call.method.family == Family::ExtendedCard {
         return Ok(Admitted::Answered(
-            answer_extended_card(state, call, origin).await,
+            extended_card::answer(state, call, origin).await,
         ));
     }
     let caller = caller(state, call.identity, record.trace.as_deref());

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::stream::{self, StreamExt};
 use http::request::Parts;
-use http::{header, HeaderValue, Uri};
+use http::Uri;
 use serde_json::Value;
 
 use crate::a2a::{jsonrpc, Family, Version};
@@ -64,8 +64,7 @@ fn request(upstream: &Upstream, how: &Ask, client: &Client<'_>, task: &str) -> O
     let call = match how {
         Ask::JsonRpc(version) => {
             crate::bridge::headers::for_agent(&mut parts.headers, *version);
-            let json = HeaderValue::from_static("application/json");
-            parts.headers.insert(header::CONTENT_TYPE, json);
+            crate::http::body::set_json(&mut parts.headers);
             upstream.rpc_call_from(parts, get_task(task, *version), origin, caller)
         }
         Ask::Rest(path, version) => {

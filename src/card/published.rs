@@ -69,10 +69,7 @@ pub fn respond_with(card: &Rendered, request: &HeaderMap, cache: HeaderValue) ->
         r
     } else {
         let mut r = Response::new(body::full(card.body.clone()));
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        crate::http::body::set_json(r.headers_mut());
         r
     };
     let headers = response.headers_mut();

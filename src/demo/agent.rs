@@ -256,10 +256,7 @@ impl Agent {
 
 fn json_response(value: &Value) -> Response<Body> {
     let mut r = Response::new(body::full(value.to_string()));
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    crate::http::body::set_json(r.headers_mut());
     r
 }
 

@@ -190,10 +190,7 @@ pub(crate) async fn answer(
     };
     parts.status = StatusCode::OK;
     parts.headers = HeaderMap::new();
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    crate::http::body::set_json(&mut parts.headers);
     Ok(Response::from_parts(parts, body::full(encoded)))
 }
 

@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use http::request::Parts;
-use http::{header, HeaderValue, Response, StatusCode};
+use http::{header, Response, StatusCode};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -62,10 +62,7 @@ pub(crate) fn call(
     crate::bridge::headers::for_agent(&mut parts.headers, version);
     let body = match rest.body {
         Some(body) => {
-            parts.headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
+            crate::http::body::set_json(&mut parts.headers);
             Bytes::from(body)
         }
         None => {
@@ -142,10 +139,7 @@ where
     };
     parts.status = StatusCode::OK;
     parts.headers.remove(header::CONTENT_LENGTH);
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    crate::http::body::set_json(&mut parts.headers);
     Ok(Response::from_parts(parts, body::full(encoded)))
 }
 

@@ -24,6 +24,12 @@ pub fn empty() -> Body {
     Empty::new().map_err(|never| match never {}).boxed_unsync()
 }
 
+/// Says the body is JSON (`Content-Type: application/json`).
+pub fn set_json(headers: &mut HeaderMap) {
+    let json = http::HeaderValue::from_static("application/json");
+    headers.insert(http::header::CONTENT_TYPE, json);
+}
+
 /// The bytes a `Full` body holds: it gives them up at once, whole.
 pub async fn full_bytes(mut body: Full<Bytes>) -> Bytes {
     match body.frame().await {

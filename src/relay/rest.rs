@@ -3,7 +3,7 @@
 //! `google.rpc.Status`, each stream event's result alone; in 0.3's
 //! ProtoJSON for a call on a 0.3 route.
 
-use http::{header, HeaderValue, Response, StatusCode};
+use http::{header, Response, StatusCode};
 use serde_json::Value;
 
 use super::sse::{then, Rewrite};
@@ -54,10 +54,7 @@ pub(crate) async fn answer(response: Response<Body>, v03: Option<Family>) -> Res
         parts.status = status;
     }
     parts.headers.remove(header::CONTENT_LENGTH);
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    crate::http::body::set_json(&mut parts.headers);
     Response::from_parts(parts, body::full(answer.to_string()))
 }
 

@@ -142,10 +142,7 @@ fn with_replicas(mut entry: Value, upstream: &crate::upstream::Upstream) -> Valu
 fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
     let mut response = Response::new(body::full(value.to_string()));
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    crate::http::body::set_json(response.headers_mut());
     response
 }
 

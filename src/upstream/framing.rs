@@ -43,14 +43,9 @@ pub enum Chunk {
 }
 
 /// Why a body (or the head before it) could not be read as HTTP/1.1.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct Malformed(pub &'static str);
-
-impl std::fmt::Display for Malformed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
 
 /// The body's framing from the answer's head, and whether the connection
 /// may carry another call once the body has ended.

@@ -40,31 +40,23 @@ const MAX_HEAD: usize = 64 * 1024;
 const READ_SIZE: usize = 8 * 1024;
 
 /// Why a streaming call failed. Once the request has been written, the
-/// agent may have acted on it.
-#[derive(Debug)]
+/// agent may have acted on it. No `source`: `upstream::failure` reads the
+/// variant itself.
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Writing the request or reading the answer failed.
+    #[error("connection error: {0}")]
     Io(io::Error),
     /// The agent closed the connection before a whole answer head.
+    #[error("connection closed before message completed")]
     Closed,
     /// The answer was not HTTP/1.1 as the gateway reads it.
+    #[error("invalid HTTP answer: {0}")]
     Malformed(Malformed),
     /// The answer's head was larger than the gateway reads.
+    #[error("answer head larger than {MAX_HEAD} bytes")]
     HeadTooLarge,
 }
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Error::Io(e) => write!(f, "connection error: {e}"),
-            Error::Closed => f.write_str("connection closed before message completed"),
-            Error::Malformed(m) => write!(f, "invalid HTTP answer: {m}"),
-            Error::HeadTooLarge => write!(f, "answer head larger than {MAX_HEAD} bytes"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 impl From<Malformed> for Error {
     fn from(m: Malformed) -> Self {

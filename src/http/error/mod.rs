@@ -81,10 +81,7 @@ impl GatewayError {
         // that reads the JSON-RPC answer back (`crate::ingress::grpc`).
         response.extensions_mut().insert(self.mapped());
         let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        crate::http::body::set_json(headers);
         self.add_headers(headers);
         response
     }

@@ -269,14 +269,10 @@ async fn result_of<A: DeserializeOwned>(
 #[derive(Default, serde::Deserialize)]
 struct AnswerText<'a> {
     /// There (`null` included) or not.
-    #[serde(borrow, default, deserialize_with = "present")]
+    #[serde(borrow, default, deserialize_with = "crate::a2a::jsonrpc::present")]
     result: Option<&'a RawValue>,
     #[serde(default)]
     error: Option<Value>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    serde::Deserialize::deserialize(d).map(Some)
 }
 
 /// The result of a JSON-RPC answer, or its error as a gRPC status (`own`:

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{header, HeaderValue, Method, Request, Response};
+use http::{header, Method, Request, Response};
 use hyper::body::Incoming;
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use serde::de::DeserializeOwned;
@@ -134,8 +134,7 @@ impl GrpcCall {
         if rest.body.is_none() {
             headers.remove(header::CONTENT_TYPE);
         } else {
-            let json = HeaderValue::from_static("application/json");
-            headers.insert(header::CONTENT_TYPE, json);
+            crate::http::body::set_json(headers);
         }
         let sent = crate::egress::grpc::GrpcRequest {
             path: self.path.clone(),
