@@ -19,6 +19,7 @@ pub mod matcher;
 
 pub mod request;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use http::HeaderMap;
@@ -56,13 +57,7 @@ impl Rule {
 
     /// A dense index below `COUNT`, for per-rule tables.
     pub fn index(self) -> usize {
-        match self {
-            Rule::Path => 0,
-            Rule::Affinity => 1,
-            Rule::Hint => 2,
-            Rule::Match => 3,
-            Rule::Default => 4,
-        }
+        self as usize
     }
 
     pub fn label(self) -> &'static str {
@@ -106,6 +101,8 @@ pub struct RouteInput<'a> {
 #[derive(Debug, Clone)]
 pub struct Router {
     names: Vec<Arc<str>>,
+    /// Name → index: a call's lookups do not scan the fleet.
+    by_name: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     default: Option<usize>,
     settings: config::Routing,
 }
@@ -116,22 +113,21 @@ impl Router {
             .iter()
             .map(|u| Arc::from(u.name.as_str()))
             .collect();
+        let by_name: HashMap<_, _, _> = (names.iter().cloned()).zip(0..).collect();
         let default = match names.len() {
             1 => Some(0),
-            _ => routing
-                .default_upstream
-                .as_ref()
-                .and_then(|d| names.iter().position(|n| n.as_ref() == d)),
+            _ => (routing.default_upstream.as_deref()).and_then(|d| by_name.get(d).copied()),
         };
         Self {
             names,
+            by_name,
             default,
             settings: routing.clone(),
         }
     }
 
     pub fn index(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| n.as_ref() == name)
+        self.by_name.get(name).copied()
     }
 
     pub fn name(&self, index: usize) -> Arc<str> {
@@ -242,12 +238,6 @@ impl Router {
             rule: Rule::Match,
             skill: Some(pick.skill_id),
         })
-    }
-
-    /// The upstream whose card a single-agent view stands for: the default
-    /// (or only) one, else the first.
-    pub fn primary(&self) -> usize {
-        self.default.unwrap_or(0)
     }
 }
 
