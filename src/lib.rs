@@ -46,6 +46,8 @@ pub mod config;
 pub mod state;
 // Address ranges.
 pub mod cidr;
+// Durations written in the configuration.
+pub mod duration;
 // Bounded maps of learned ids.
 pub mod recent;
 // Metrics, logs, access lines, traces.

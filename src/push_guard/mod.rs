@@ -87,20 +87,8 @@ pub fn settings(section: &PushGuardSection) -> Result<PushGuard, Vec<(String, St
 }
 
 fn parse_timeout(text: &str, problems: &mut Vec<(String, String)>) -> Option<Duration> {
-    match humantime::parse_duration(text) {
-        Ok(d) if !d.is_zero() => Some(d),
-        Ok(_) => {
-            problems.push(("resolve_timeout".into(), "must be greater than zero".into()));
-            None
-        }
-        Err(_) => {
-            problems.push((
-                "resolve_timeout".into(),
-                format!("expected a duration like \"500ms\" or \"2s\", not \"{text}\""),
-            ));
-            None
-        }
-    }
+    let refused = |why| problems.push(("resolve_timeout".into(), why));
+    crate::duration::positive(text).map_err(refused).ok()
 }
 
 fn parse_hosts(entries: &[String], problems: &mut Vec<(String, String)>) -> Vec<String> {
@@ -254,7 +242,8 @@ mod tests {
             vec![
                 (
                     "resolve_timeout".to_string(),
-                    "expected a duration like \"500ms\" or \"2s\", not \"soon\"".to_string()
+                    "expected a duration like \"500ms\", \"30s\" or \"5m\", not \"soon\""
+                        .to_string()
                 ),
                 (
                     "allow_cidrs[1]".to_string(),

@@ -127,20 +127,10 @@ pub fn settings(section: &TlsSection) -> Result<TlsSettings, Vec<(String, String
 }
 
 fn reload_interval(text: &str, problems: &mut Problems) -> Duration {
-    match humantime::parse_duration(text) {
-        Ok(d) if !d.is_zero() => d,
-        Ok(_) => {
-            problems.push(problem("reload_interval", "must be greater than zero"));
-            Duration::ZERO
-        }
-        Err(_) => {
-            problems.push(problem(
-                "reload_interval",
-                format!("expected a duration like \"500ms\", \"30s\" or \"5m\", not \"{text}\""),
-            ));
-            Duration::ZERO
-        }
-    }
+    crate::duration::positive(text).unwrap_or_else(|why| {
+        problems.push(problem("reload_interval", why));
+        Duration::ZERO
+    })
 }
 
 /// `client_auth`: `required` when only `client_ca` is given; any asking

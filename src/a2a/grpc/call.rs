@@ -58,81 +58,43 @@ pub fn request(
     }
 }
 
+/// One row per family: the RPC and its request message.
+#[rustfmt::skip]
 fn request_1_0(family: Family, params: Value) -> Result<(&'static str, Vec<u8>), String> {
     use Family::*;
-    let encoded = match family {
+    Ok(match family {
         Send => ("SendMessage", encode::<v1::SendMessageRequest>(params)?),
-        Stream => (
-            "SendStreamingMessage",
-            encode::<v1::SendMessageRequest>(params)?,
-        ),
+        Stream => ("SendStreamingMessage", encode::<v1::SendMessageRequest>(params)?),
         GetTask => ("GetTask", encode::<v1::GetTaskRequest>(params)?),
         ListTasks => ("ListTasks", encode::<v1::ListTasksRequest>(params)?),
         CancelTask => ("CancelTask", encode::<v1::CancelTaskRequest>(params)?),
-        Resubscribe => (
-            "SubscribeToTask",
-            encode::<v1::SubscribeToTaskRequest>(params)?,
-        ),
-        PushSet => (
-            "CreateTaskPushNotificationConfig",
-            encode::<v1::TaskPushNotificationConfig>(params)?,
-        ),
-        PushGet => (
-            "GetTaskPushNotificationConfig",
-            encode::<v1::GetTaskPushNotificationConfigRequest>(params)?,
-        ),
-        PushList => (
-            "ListTaskPushNotificationConfigs",
-            encode::<v1::ListTaskPushNotificationConfigsRequest>(params)?,
-        ),
-        PushDelete => (
-            "DeleteTaskPushNotificationConfig",
-            encode::<v1::DeleteTaskPushNotificationConfigRequest>(params)?,
-        ),
-        ExtendedCard => (
-            "GetExtendedAgentCard",
-            encode::<v1::GetExtendedAgentCardRequest>(params)?,
-        ),
-    };
-    Ok(encoded)
+        Resubscribe => ("SubscribeToTask", encode::<v1::SubscribeToTaskRequest>(params)?),
+        PushSet => ("CreateTaskPushNotificationConfig", encode::<v1::TaskPushNotificationConfig>(params)?),
+        PushGet => ("GetTaskPushNotificationConfig", encode::<v1::GetTaskPushNotificationConfigRequest>(params)?),
+        PushList => ("ListTaskPushNotificationConfigs", encode::<v1::ListTaskPushNotificationConfigsRequest>(params)?),
+        PushDelete => ("DeleteTaskPushNotificationConfig", encode::<v1::DeleteTaskPushNotificationConfigRequest>(params)?),
+        ExtendedCard => ("GetExtendedAgentCard", encode::<v1::GetExtendedAgentCardRequest>(params)?),
+    })
 }
 
 /// 0.3 has no ListTasks and names its tasks and configs by resource name
 /// (`tasks/{id}`): the params are the 0.3 request messages' ProtoJSON.
+#[rustfmt::skip]
 fn request_0_3(family: Family, params: Value) -> Result<(&'static str, Vec<u8>), String> {
     use Family::*;
-    let encoded = match family {
+    Ok(match family {
         Send => ("SendMessage", encode::<v03::SendMessageRequest>(params)?),
-        Stream => (
-            "SendStreamingMessage",
-            encode::<v03::SendMessageRequest>(params)?,
-        ),
+        Stream => ("SendStreamingMessage", encode::<v03::SendMessageRequest>(params)?),
         GetTask => ("GetTask", encode::<v03::GetTaskRequest>(params)?),
         ListTasks => return Err("A2A 0.3's gRPC service has no ListTasks".into()),
         CancelTask => ("CancelTask", encode::<v03::CancelTaskRequest>(params)?),
-        Resubscribe => (
-            "TaskSubscription",
-            encode::<v03::TaskSubscriptionRequest>(params)?,
-        ),
-        PushSet => (
-            "CreateTaskPushNotificationConfig",
-            encode::<v03::CreateTaskPushNotificationConfigRequest>(params)?,
-        ),
-        PushGet => (
-            "GetTaskPushNotificationConfig",
-            encode::<v03::GetTaskPushNotificationConfigRequest>(params)?,
-        ),
-        PushList => (
-            "ListTaskPushNotificationConfig",
-            encode::<v03::ListTaskPushNotificationConfigRequest>(params)?,
-        ),
-        PushDelete => (
-            "DeleteTaskPushNotificationConfig",
-            encode::<v03::DeleteTaskPushNotificationConfigRequest>(params)?,
-        ),
+        Resubscribe => ("TaskSubscription", encode::<v03::TaskSubscriptionRequest>(params)?),
+        PushSet => ("CreateTaskPushNotificationConfig", encode::<v03::CreateTaskPushNotificationConfigRequest>(params)?),
+        PushGet => ("GetTaskPushNotificationConfig", encode::<v03::GetTaskPushNotificationConfigRequest>(params)?),
+        PushList => ("ListTaskPushNotificationConfig", encode::<v03::ListTaskPushNotificationConfigRequest>(params)?),
+        PushDelete => ("DeleteTaskPushNotificationConfig", encode::<v03::DeleteTaskPushNotificationConfigRequest>(params)?),
         ExtendedCard => ("GetAgentCard", encode::<v03::GetAgentCardRequest>(params)?),
-    };
-    Ok(encoded)
+    })
 }
 
 fn encode<M: DeserializeOwned + prost::Message>(params: Value) -> Result<Vec<u8>, String> {

@@ -18,22 +18,9 @@ impl Checker {
     }
 
     pub(super) fn duration(&mut self, path: &str, text: &str) -> Option<Duration> {
-        match humantime::parse_duration(text) {
-            Ok(d) if !d.is_zero() => Some(d),
-            Ok(_) => {
-                self.err(path, "must be greater than zero");
-                None
-            }
-            Err(_) => {
-                self.err(
-                    path,
-                    format!(
-                        "expected a duration like \"500ms\", \"30s\" or \"5m\", not \"{text}\""
-                    ),
-                );
-                None
-            }
-        }
+        crate::duration::positive(text)
+            .map_err(|why| self.err(path, why))
+            .ok()
     }
 
     /// A duration where "0s" turns the feature off: `Some(None)`.
