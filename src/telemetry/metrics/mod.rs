@@ -75,33 +75,35 @@ const DEFAULT_TASKS_TIMED: u64 = 100_000;
 /// The kinds `crate::a2a::seen` gives an event.
 const EVENT_KINDS: [&str; 6] = ["status", "artifact", "task", "message", "error", "other"];
 
-fn counter(registry: &Registry, family: &Family) -> IntCounterVec {
-    let c = IntCounterVec::new(Opts::new(family.name, family.help), family.labels)
+/// A family's vector, made by `made` from its options and labels and
+/// registered.
+fn registered<V: prometheus::core::Collector + Clone + 'static, E: std::fmt::Display>(
+    registry: &Registry,
+    family: &Family,
+    made: impl FnOnce(Opts, &[&str]) -> Result<V, E>,
+) -> V {
+    let vector = made(Opts::new(family.name, family.help), family.labels)
         .unwrap_or_else(|e| panic!("metric {}: {e}", family.name));
-    register(registry, Box::new(c.clone()));
-    c
+    register(registry, Box::new(vector.clone()));
+    vector
+}
+
+fn counter(registry: &Registry, family: &Family) -> IntCounterVec {
+    registered(registry, family, IntCounterVec::new)
 }
 
 fn gauge(registry: &Registry, family: &Family) -> IntGaugeVec {
-    let g = IntGaugeVec::new(Opts::new(family.name, family.help), family.labels)
-        .unwrap_or_else(|e| panic!("metric {}: {e}", family.name));
-    register(registry, Box::new(g.clone()));
-    g
+    registered(registry, family, IntGaugeVec::new)
 }
 
 fn float_gauge(registry: &Registry, family: &Family) -> GaugeVec {
-    let g = GaugeVec::new(Opts::new(family.name, family.help), family.labels)
-        .unwrap_or_else(|e| panic!("metric {}: {e}", family.name));
-    register(registry, Box::new(g.clone()));
-    g
+    registered(registry, family, GaugeVec::new)
 }
 
 fn histogram(registry: &Registry, family: &Family, buckets: Vec<f64>) -> HistogramVec {
-    let opts = HistogramOpts::new(family.name, family.help).buckets(buckets);
-    let h = HistogramVec::new(opts, family.labels)
-        .unwrap_or_else(|e| panic!("metric {}: {e}", family.name));
-    register(registry, Box::new(h.clone()));
-    h
+    registered(registry, family, |opts, labels| {
+        HistogramVec::new(HistogramOpts::from(opts).buckets(buckets), labels)
+    })
 }
 
 /// A family without labels, as its one series.
