@@ -551,6 +551,31 @@ mod tests {
     }
 
     #[test]
+    fn words_and_counts_are_refused_with_what_is_expected() {
+        let got = errors(
+            "[card_refresh]\nready_when = \"some\"\n[log]\nformat = \"xml\"\n[concurrency]\nmax_streams = 0\n[[upstreams]]\nname = \"a\"\nurl = \"http://h:1\"\nbalance = \"random\"\nmax_in_flight = 0\n",
+        );
+        for want in [
+            (
+                "card_refresh.ready_when",
+                "must be \"any\" or \"all\", not \"some\"",
+            ),
+            ("log.format", "must be \"text\" or \"json\", not \"xml\""),
+            ("concurrency.max_streams", "must be at least 1"),
+            (
+                "upstreams[0].balance",
+                "must be \"least_outstanding\" or \"round_robin\", not \"random\"",
+            ),
+            ("upstreams[0].max_in_flight", "must be at least 1"),
+        ] {
+            assert!(
+                got.iter().any(|(p, m)| (p.as_str(), m.as_str()) == want),
+                "missing {want:?} in {got:#?}"
+            );
+        }
+    }
+
+    #[test]
     fn duplicate_names_and_missing_upstreams() {
         let dup = "[[upstreams]]\nname=\"a\"\nurl=\"http://h:1\"\n[[upstreams]]\nname=\"a\"\nurl=\"http://h:2\"\n";
         assert_eq!(errors(dup)[0].0, "upstreams[1].name");

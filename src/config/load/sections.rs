@@ -10,9 +10,10 @@ impl Checker {
         let admin_listen = self.addr("server.admin_listen", &s.admin_listen);
         let public_url = s.public_url.as_deref().map(|u| self.public_url(u));
         let shutdown_grace = self.duration("server.shutdown_grace", &s.shutdown_grace);
-        if s.http2_max_concurrent_streams == 0 {
-            self.err("server.http2_max_concurrent_streams", "must be at least 1");
-        }
+        let http2_max_concurrent_streams = self.at_least_one(
+            "server.http2_max_concurrent_streams",
+            s.http2_max_concurrent_streams,
+        );
         let release_memory_interval =
             self.duration_or_off("server.release_memory_interval", &s.release_memory_interval);
         let mut problems = Vec::new();
@@ -26,7 +27,7 @@ impl Checker {
             admin_listen: admin_listen?,
             public_url: public_url.map_or(Some(None), |p| p.map(Some))?,
             shutdown_grace: shutdown_grace?,
-            http2_max_concurrent_streams: s.http2_max_concurrent_streams.max(1),
+            http2_max_concurrent_streams,
             plaintext: s.plaintext,
             trusted_proxies,
             proxy_protocol: s.proxy_protocol,
@@ -118,9 +119,7 @@ impl Checker {
         }
         let affinity_ttl = self.duration("routing.affinity_ttl", &r.affinity_ttl);
         let probe_timeout = self.duration("routing.probe_timeout", &r.probe_timeout);
-        if r.affinity_capacity == 0 {
-            self.err("routing.affinity_capacity", "must be at least 1");
-        }
+        let affinity_capacity = self.at_least_one("routing.affinity_capacity", r.affinity_capacity);
         let m = &r.matcher;
         if !(m.min_score.is_finite() && m.min_score >= 0.0) {
             self.err("routing.match.min_score", "must be a number >= 0");
@@ -133,7 +132,7 @@ impl Checker {
             skill_header: skill_header?,
             metadata_keys: r.metadata_keys,
             affinity_ttl: affinity_ttl?,
-            affinity_capacity: r.affinity_capacity.max(1),
+            affinity_capacity,
             probe_timeout: probe_timeout?,
             matcher: MatchSettings {
                 enabled: m.enabled,
@@ -147,15 +146,14 @@ impl Checker {
         &mut self,
         c: crate::config::file::ConcurrencySection,
     ) -> Option<Concurrency> {
-        if c.max_streams == 0 {
-            self.err("concurrency.max_streams", "must be at least 1");
-        }
-        if c.max_streams_per_caller == 0 {
-            self.err("concurrency.max_streams_per_caller", "must be at least 1");
-        }
+        let max_streams = self.at_least_one("concurrency.max_streams", c.max_streams);
+        let max_streams_per_caller = self.at_least_one(
+            "concurrency.max_streams_per_caller",
+            c.max_streams_per_caller,
+        );
         Some(Concurrency {
-            max_streams: c.max_streams.max(1) as usize,
-            max_streams_per_caller: c.max_streams_per_caller.max(1) as usize,
+            max_streams: max_streams as usize,
+            max_streams_per_caller: max_streams_per_caller as usize,
         })
     }
 
@@ -197,17 +195,11 @@ impl Checker {
         let interval = self.duration("card_refresh.interval", &c.interval);
         let max_staleness = self.duration("card_refresh.max_staleness", &c.max_staleness);
         let timeout = self.duration("card_refresh.timeout", &c.timeout);
-        let ready_when = match c.ready_when.as_str() {
-            "any" => Some(ReadyWhen::Any),
-            "all" => Some(ReadyWhen::All),
-            other => {
-                self.err(
-                    "card_refresh.ready_when",
-                    format!("must be \"any\" or \"all\", not \"{other}\""),
-                );
-                None
-            }
-        };
+        let ready_when = self.choice(
+            "card_refresh.ready_when",
+            &c.ready_when,
+            &[("any", ReadyWhen::Any), ("all", ReadyWhen::All)],
+        );
         Some(CardRefresh {
             interval: interval?,
             max_staleness: max_staleness?,
@@ -240,17 +232,11 @@ impl Checker {
     }
 
     pub(super) fn log(&mut self, l: LogSection) -> Option<Log> {
-        let format = match l.format.as_str() {
-            "text" => Some(LogFormat::Text),
-            "json" => Some(LogFormat::Json),
-            other => {
-                self.err(
-                    "log.format",
-                    format!("must be \"text\" or \"json\", not \"{other}\""),
-                );
-                None
-            }
-        };
+        let format = self.choice(
+            "log.format",
+            &l.format,
+            &[("text", LogFormat::Text), ("json", LogFormat::Json)],
+        );
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&l.level) {
             self.err("log.level", format!("not a valid level or filter: {e}"));
             return None;

@@ -55,12 +55,8 @@ impl Checker {
         let urls = self.replica_urls(i, &u);
         let balance = self.balance(&at("balance"), &u.balance);
         let open_for = self.duration(&at("breaker.open_for"), &u.breaker.open_for);
-        if u.breaker.failures == 0 {
-            self.err(at("breaker.failures"), "must be at least 1");
-        }
-        if u.max_in_flight == 0 {
-            self.err(at("max_in_flight"), "must be at least 1");
-        }
+        let failures = self.at_least_one(at("breaker.failures"), u.breaker.failures);
+        let max_in_flight = self.at_least_one(at("max_in_flight"), u.max_in_flight);
         let queue_timeout = self.duration(&at("queue_timeout"), &u.queue_timeout);
         let connect_timeout = self.duration(&at("connect_timeout"), &u.connect_timeout);
         let response_header_timeout =
@@ -83,10 +79,10 @@ impl Checker {
             urls,
             balance: balance?,
             breaker: Breaker {
-                failures: u.breaker.failures.max(1),
+                failures,
                 open_for: open_for?,
             },
-            max_in_flight: u.max_in_flight.max(1) as usize,
+            max_in_flight: max_in_flight as usize,
             queue: u.queue as usize,
             queue_timeout: queue_timeout?,
             connect_timeout: connect_timeout?,
@@ -164,17 +160,14 @@ impl Checker {
     }
 
     fn balance(&mut self, path: &str, balance: &str) -> Option<Balance> {
-        match balance {
-            "least_outstanding" => Some(Balance::LeastOutstanding),
-            "round_robin" => Some(Balance::RoundRobin),
-            other => {
-                self.err(
-                    path,
-                    format!("must be \"least_outstanding\" or \"round_robin\", not \"{other}\""),
-                );
-                None
-            }
-        }
+        self.choice(
+            path,
+            balance,
+            &[
+                ("least_outstanding", Balance::LeastOutstanding),
+                ("round_robin", Balance::RoundRobin),
+            ],
+        )
     }
 
     /// `identity_header`: `Some(None)` when not set, `None` when invalid.

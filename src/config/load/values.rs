@@ -31,6 +31,36 @@ impl Checker {
         }
     }
 
+    /// A count that must not be zero; zero is reported and read as 1.
+    pub(super) fn at_least_one<N: Ord + From<u8>>(&mut self, path: impl Into<String>, n: N) -> N {
+        if n == N::from(0) {
+            self.err(path, "must be at least 1");
+        }
+        n.max(N::from(1))
+    }
+
+    /// One of the words `options` names, as its value; anything else is
+    /// reported as `must be "a" or "b", not "x"`.
+    pub(super) fn choice<T: Copy>(
+        &mut self,
+        path: &str,
+        text: &str,
+        options: &[(&str, T)],
+    ) -> Option<T> {
+        if let Some((_, value)) = options.iter().find(|(word, _)| *word == text) {
+            return Some(*value);
+        }
+        let words: Vec<String> = options
+            .iter()
+            .map(|(word, _)| format!("\"{word}\""))
+            .collect();
+        self.err(
+            path,
+            format!("must be {}, not \"{text}\"", words.join(" or ")),
+        );
+        None
+    }
+
     pub(super) fn size(&mut self, path: &str, value: u64, min: u64) -> Option<usize> {
         match usize::try_from(value) {
             Ok(v) if value >= min => Some(v),
