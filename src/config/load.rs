@@ -90,24 +90,23 @@ impl Checker {
 
     fn config(&mut self, table: &Table) -> Option<Config> {
         self.unknown_sections(table);
-        let server = self.section::<ServerSection>(table.get("server"), "server");
-        let limits = self.section::<LimitsSection>(table.get("limits"), "limits");
-        let routing = self.section::<RoutingSection>(table.get("routing"), "routing");
-        let log = self.section::<LogSection>(table.get("log"), "log");
-        let card = self.section::<CardSection>(table.get("card"), "card");
+        let server = self.section::<ServerSection>(table, "server");
+        let limits = self.section::<LimitsSection>(table, "limits");
+        let routing = self.section::<RoutingSection>(table, "routing");
+        let log = self.section::<LogSection>(table, "log");
+        let card = self.section::<CardSection>(table, "card");
         let tls = self.optional(table, "tls", crate::tls::settings);
         let push_guard = self
-            .section::<crate::push_guard::PushGuardSection>(table.get("push_guard"), "push_guard")
+            .section::<crate::push_guard::PushGuardSection>(table, "push_guard")
             .and_then(|p| self.sub_settings("push_guard", crate::push_guard::settings(&p)));
-        let card_refresh =
-            self.section::<CardRefreshSection>(table.get("card_refresh"), "card_refresh");
+        let card_refresh = self.section::<CardRefreshSection>(table, "card_refresh");
         let upstreams = self.upstream_sections(table.get("upstreams"));
 
         let server = server.and_then(|s| self.server(s));
         let limits = limits.and_then(|l| self.limits(l));
         let log = log.and_then(|l| self.log(l));
         let telemetry = self
-            .section::<TelemetrySection>(table.get("telemetry"), "telemetry")
+            .section::<TelemetrySection>(table, "telemetry")
             .and_then(|t| self.telemetry(t));
         let upstreams: Vec<_> = upstreams
             .into_iter()
@@ -120,10 +119,10 @@ impl Checker {
         let names: Vec<String> = upstreams.iter().map(|u| u.name.clone()).collect();
         let rate_limits = self.rate_limits(table, &names);
         let concurrency = self
-            .section::<super::file::ConcurrencySection>(table.get("concurrency"), "concurrency")
+            .section::<super::file::ConcurrencySection>(table, "concurrency")
             .and_then(|c| self.concurrency(c));
         let authz = self
-            .section::<crate::auth::config::AuthzSection>(table.get("authz"), "authz")
+            .section::<crate::auth::config::AuthzSection>(table, "authz")
             .and_then(|a| self.sub_settings("authz", crate::auth::config::authz(&a, &names)));
         self.across_sections((&auth, &authz), (&server, &tls));
         Some(Config {
@@ -177,10 +176,8 @@ impl Checker {
         table: &Table,
         names: &[String],
     ) -> Option<crate::limits::rate::RateLimitSettings> {
-        let section = self.section::<crate::limits::rate::RateLimitsSection>(
-            table.get("rate_limits"),
-            "rate_limits",
-        )?;
+        let section =
+            self.section::<crate::limits::rate::RateLimitsSection>(table, "rate_limits")?;
         self.sub_settings(
             "rate_limits",
             crate::limits::rate::settings(&section, names),
@@ -213,15 +210,12 @@ impl Checker {
             .map(Some)
     }
 
-    fn section<T: DeserializeOwned + Default>(
-        &mut self,
-        value: Option<&Value>,
-        path: &str,
-    ) -> Option<T> {
-        let Some(value) = value else {
+    /// The section `key` of `table`, or its defaults when it is absent.
+    fn section<T: DeserializeOwned + Default>(&mut self, table: &Table, key: &str) -> Option<T> {
+        let Some(value) = table.get(key) else {
             return Some(T::default());
         };
-        self.deserialize(value, path)
+        self.deserialize(value, key)
     }
 
     /// Deserializes one table, reporting every bad key in it: after each
