@@ -160,7 +160,9 @@ fn query_params(family: Family, query: Option<&str>) -> Result<Map<String, Value
     Ok(params)
 }
 
-fn to_camel(name: &str) -> String {
+/// A proto field name's JSON name, by ProtoJSON's rule: each `_` dropped
+/// and the letter after it upper-cased (`task_id` → `taskId`).
+pub(crate) fn to_camel(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut upper = false;
     for c in name.chars() {

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::fields::{map_list, map_member, object, rename, Obj};
 use super::AgentTask;
 use super::Result;
+use crate::a2a::rest::to_camel;
 use crate::a2a::Family;
 
 const ROLES: [&str; 3] = ["ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"];
@@ -26,10 +27,10 @@ const STATES: [&str; 9] = [
     "TASK_STATE_AUTH_REQUIRED",
 ];
 
-/// Proto names of a level, renamed to their JSON names.
-fn camel(obj: &mut Obj, names: &[(&str, &str)]) {
-    for (proto, json) in names {
-        rename(obj, proto, json);
+/// Proto names of a level, renamed to their JSON names (lowerCamel).
+fn camel(obj: &mut Obj, names: &[&str]) {
+    for proto in names {
+        rename(obj, proto, &to_camel(proto));
     }
 }
 
@@ -48,12 +49,7 @@ pub fn message(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     camel(
         &mut obj,
-        &[
-            ("message_id", "messageId"),
-            ("context_id", "contextId"),
-            ("task_id", "taskId"),
-            ("reference_task_ids", "referenceTaskIds"),
-        ],
+        &["message_id", "context_id", "task_id", "reference_task_ids"],
     );
     enum_name(&mut obj, "role", &ROLES);
     map_list(&mut obj, "parts", here, part)?;
@@ -62,13 +58,13 @@ pub fn message(value: Value, here: &str) -> Result<Value> {
 
 fn part(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &[("media_type", "mediaType")]);
+    camel(&mut obj, &["media_type"]);
     Ok(Value::Object(obj))
 }
 
 pub fn task(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &[("context_id", "contextId")]);
+    camel(&mut obj, &["context_id"]);
     map_member(&mut obj, "status", here, status)?;
     map_list(&mut obj, "artifacts", here, artifact)?;
     map_list(&mut obj, "history", here, message)?;
@@ -84,7 +80,7 @@ pub fn status(value: Value, here: &str) -> Result<Value> {
 
 pub fn artifact(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &[("artifact_id", "artifactId")]);
+    camel(&mut obj, &["artifact_id"]);
     map_list(&mut obj, "parts", here, part)?;
     Ok(Value::Object(obj))
 }
@@ -93,34 +89,18 @@ pub fn artifact(value: Value, here: &str) -> Result<Value> {
 /// artifactUpdate}`.
 pub fn item(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(
-        &mut obj,
-        &[
-            ("status_update", "statusUpdate"),
-            ("artifact_update", "artifactUpdate"),
-        ],
-    );
+    camel(&mut obj, &["status_update", "artifact_update"]);
     map_member(&mut obj, "task", here, task)?;
     map_member(&mut obj, "message", here, message)?;
     map_member(&mut obj, "statusUpdate", here, |v, at| {
         let mut update = object(v, at)?;
-        camel(
-            &mut update,
-            &[("task_id", "taskId"), ("context_id", "contextId")],
-        );
+        camel(&mut update, &["task_id", "context_id"]);
         map_member(&mut update, "status", at, status)?;
         Ok(Value::Object(update))
     })?;
     map_member(&mut obj, "artifactUpdate", here, |v, at| {
         let mut update = object(v, at)?;
-        camel(
-            &mut update,
-            &[
-                ("task_id", "taskId"),
-                ("context_id", "contextId"),
-                ("last_chunk", "lastChunk"),
-            ],
-        );
+        camel(&mut update, &["task_id", "context_id", "last_chunk"]);
         map_member(&mut update, "artifact", at, artifact)?;
         Ok(Value::Object(update))
     })?;
@@ -130,14 +110,14 @@ pub fn item(value: Value, here: &str) -> Result<Value> {
 /// `TaskPushNotificationConfig` (flat).
 pub fn push_config(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &[("task_id", "taskId")]);
+    camel(&mut obj, &["task_id"]);
     Ok(Value::Object(obj))
 }
 
 /// `ListTaskPushNotificationConfigsResponse`.
 pub fn push_configs(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &[("next_page_token", "nextPageToken")]);
+    camel(&mut obj, &["next_page_token"]);
     map_list(&mut obj, "configs", here, push_config)?;
     Ok(Value::Object(obj))
 }
@@ -155,29 +135,19 @@ pub fn params_in(family: Family, value: Value, _: AgentTask<'_>) -> Result<Value
                 camel(
                     &mut config,
                     &[
-                        ("accepted_output_modes", "acceptedOutputModes"),
-                        (
-                            "task_push_notification_config",
-                            "taskPushNotificationConfig",
-                        ),
-                        ("history_length", "historyLength"),
-                        ("return_immediately", "returnImmediately"),
+                        "accepted_output_modes",
+                        "task_push_notification_config",
+                        "history_length",
+                        "return_immediately",
                     ],
                 );
                 map_member(&mut config, "taskPushNotificationConfig", at, push_config)?;
                 Ok(Value::Object(config))
             })?;
         }
-        GetTask => camel(&mut obj, &[("history_length", "historyLength")]),
-        PushSet | PushGet | PushDelete => camel(&mut obj, &[("task_id", "taskId")]),
-        PushList => camel(
-            &mut obj,
-            &[
-                ("task_id", "taskId"),
-                ("page_size", "pageSize"),
-                ("page_token", "pageToken"),
-            ],
-        ),
+        GetTask => camel(&mut obj, &["history_length"]),
+        PushSet | PushGet | PushDelete => camel(&mut obj, &["task_id"]),
+        PushList => camel(&mut obj, &["task_id", "page_size", "page_token"]),
         _ => {}
     }
     Ok(Value::Object(obj))
