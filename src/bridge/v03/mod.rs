@@ -62,24 +62,37 @@ fn expect_kind(obj: &mut Obj, kind: &str, here: &str) -> Result<()> {
     }
 }
 
-fn map_role(obj: &mut Obj, here: &str, pairs: &[(&str, &str)]) -> Result<()> {
-    let Some(role) = obj.get("role") else {
+/// Replaces the word in `member` by its pair in `pairs` (`(from, to)`); a
+/// word with no pair is refused as `{word} {why}`.
+fn map_word(
+    obj: &mut Obj,
+    here: &str,
+    member: &str,
+    pairs: &[(&str, &str)],
+    why: &str,
+) -> Result<()> {
+    let Some(word) = obj.get(member) else {
         return Ok(());
     };
-    let found = role
+    let found = word
         .as_str()
-        .and_then(|r| pairs.iter().find(|(from, _)| *from == r));
+        .and_then(|w| pairs.iter().find(|(from, _)| *from == w));
     match found {
         Some((_, to)) => {
-            obj.insert("role".into(), Value::String((*to).into()));
+            obj.insert(member.into(), Value::String((*to).into()));
             Ok(())
         }
         None => Err(Untranslatable::new(
-            at(here, "role"),
-            format!("{role} has no counterpart in the agent's version"),
+            at(here, member),
+            format!("{word} {why}"),
         )),
     }
 }
+
+/// Why a role is refused.
+const NO_ROLE: &str = "has no counterpart in the agent's version";
+/// Why a state is refused.
+const NO_STATE: &str = "is not a task state";
 
 const ROLES_IN: [(&str, &str); 2] = [("user", "ROLE_USER"), ("agent", "ROLE_AGENT")];
 const ROLES_OUT: [(&str, &str); 2] = [("ROLE_USER", "user"), ("ROLE_AGENT", "agent")];
@@ -88,7 +101,7 @@ const ROLES_OUT: [(&str, &str); 2] = [("ROLE_USER", "user"), ("ROLE_AGENT", "age
 pub fn message_in(value: Value, here: &str, tag: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     expect_kind(&mut obj, "message", here)?;
-    map_role(&mut obj, here, &ROLES_IN)?;
+    map_word(&mut obj, here, "role", &ROLES_IN, NO_ROLE)?;
     map_list(&mut obj, "parts", here, |v, at| part_in(v, at, tag))?;
     Ok(Value::Object(obj))
 }
@@ -142,7 +155,7 @@ fn unwrap_data(obj: &mut Obj) {
 
 pub fn message_out(value: Value, here: &str, tag: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    map_role(&mut obj, here, &ROLES_OUT)?;
+    map_word(&mut obj, here, "role", &ROLES_OUT, NO_ROLE)?;
     map_list(&mut obj, "parts", here, |v, at| part_out(v, at, tag))?;
     if tag == "kind" {
         obj.insert("kind".into(), "message".into());
@@ -225,12 +238,7 @@ pub fn status_in(value: Value, here: &str) -> Result<Value> {
 /// A 0.x status; `tag` names the parts' tag of its message.
 pub fn status_in_tagged(value: Value, here: &str, tag: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    map_state(&mut obj, here, |s| {
-        STATES
-            .iter()
-            .find(|(old, _)| *old == s)
-            .map(|(_, new)| *new)
-    })?;
+    map_word(&mut obj, here, "state", &STATES, NO_STATE)?;
     map_member(&mut obj, "message", here, |v, at| message_in(v, at, tag))?;
     Ok(Value::Object(obj))
 }
@@ -238,30 +246,10 @@ pub fn status_in_tagged(value: Value, here: &str, tag: &str) -> Result<Value> {
 /// A 1.0 status in 0.3 words; `tag` names the parts' tag of its message.
 pub fn status_out(value: Value, here: &str, tag: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    map_state(&mut obj, here, |s| {
-        STATES
-            .iter()
-            .find(|(_, new)| *new == s)
-            .map(|(old, _)| *old)
-    })?;
+    let new_to_old = STATES.map(|(old, new)| (new, old));
+    map_word(&mut obj, here, "state", &new_to_old, NO_STATE)?;
     map_member(&mut obj, "message", here, |v, at| message_out(v, at, tag))?;
     Ok(Value::Object(obj))
-}
-
-fn map_state(obj: &mut Obj, here: &str, to: impl Fn(&str) -> Option<&'static str>) -> Result<()> {
-    let Some(state) = obj.get("state") else {
-        return Ok(());
-    };
-    match state.as_str().and_then(&to) {
-        Some(mapped) => {
-            obj.insert("state".into(), mapped.into());
-            Ok(())
-        }
-        None => Err(Untranslatable::new(
-            at(here, "state"),
-            format!("{state} is not a task state"),
-        )),
-    }
 }
 
 pub fn artifact_in(value: Value, here: &str) -> Result<Value> {
@@ -445,6 +433,28 @@ mod tests {
             ]})
         );
         assert_eq!(message_out(new, "message", "kind").unwrap(), old);
+    }
+
+    #[test]
+    fn states_map_both_ways_and_unknown_words_are_refused() {
+        let new = status_in(json!({"state": "input-required"}), "s").unwrap();
+        assert_eq!(new, json!({"state": "TASK_STATE_INPUT_REQUIRED"}));
+        let old = status_out(new, "s", "kind").unwrap();
+        assert_eq!(old, json!({"state": "input-required"}));
+        let refused = |r: Result<Value>| r.map(|_| ()).unwrap_err();
+        let e = refused(status_in(json!({"state": "sleeping"}), "s"));
+        assert_eq!(
+            (e.field.as_str(), e.why.as_str()),
+            ("s.state", "\"sleeping\" is not a task state")
+        );
+        let e = refused(message_out(json!({"role": "ROLE_SYSTEM"}), "m", "kind"));
+        assert_eq!(
+            (e.field.as_str(), e.why.as_str()),
+            (
+                "m.role",
+                "\"ROLE_SYSTEM\" has no counterpart in the agent's version"
+            )
+        );
     }
 
     #[test]
