@@ -13,6 +13,8 @@ use crate::a2a::Family;
 use crate::bridge::fields::{at, map_list, object, rename, Obj};
 use crate::bridge::{v03, Result, Untranslatable};
 
+use super::message_in;
+
 fn fresh_id() -> Value {
     Value::String(uuid::Uuid::new_v4().to_string())
 }
@@ -65,13 +67,6 @@ fn send_out(mut obj: Obj, here: &str) -> Result<Value> {
     }
     out.extend(obj);
     Ok(Value::Object(out))
-}
-
-/// A 0.1 message (`type`-tagged parts, no id) into the pivot.
-fn message_in(value: Value, here: &str) -> Result<Value> {
-    let mut msg = object(v03::message_in(value, here, "type")?, here)?;
-    msg.entry("messageId").or_insert_with(fresh_id);
-    Ok(Value::Object(msg))
 }
 
 fn status_in(value: Value, here: &str) -> Result<Value> {

@@ -23,6 +23,8 @@ use crate::bridge::{AgentTask, Result};
 const NEAREST_STATE: [(&str, &str); 2] =
     [("rejected", "failed"), ("auth-required", "input-required")];
 
+/// A 0.1 message (`type`-tagged parts, no id) into the pivot: from a client
+/// here, from an agent in `agent`.
 fn message_in(value: Value, here: &str) -> Result<Value> {
     let mut msg = object(v03::message_in(value, here, "type")?, here)?;
     msg.entry("messageId")
