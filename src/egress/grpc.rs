@@ -142,8 +142,8 @@ fn result_json(version: Version, family: Family, message: &[u8]) -> Result<Vec<u
     }
     let value: Value = serde_json::from_slice(&encoded).map_err(|e| e.to_string())?;
     let value = match family {
-        Family::Stream | Family::Resubscribe => v03::rest_agent::item_in(value, "event"),
-        _ => v03::rest_agent::answer_in(family, value),
+        Family::Stream | Family::Resubscribe => v03::rest_agent::IN.item(value, "event"),
+        _ => v03::rest_agent::IN.answer(family, value),
     };
     let value = value.map_err(|e| format!("its 0.3 answer: {e}"))?;
     serde_json::to_vec(&value).map_err(|e| e.to_string())

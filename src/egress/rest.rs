@@ -120,7 +120,7 @@ where
     let mut bytes = crate::relay::whole::read(body, owner, within).await?;
     let id = id.map_or("null", |id| id.get());
     if let (Some(family), true) = (v03, parts.status.is_success()) {
-        bytes = read_0_3(&bytes, |v| v03::rest_agent::answer_in(family, v)).map_err(|why| {
+        bytes = read_0_3(&bytes, |v| v03::rest_agent::IN.answer(family, v)).map_err(|why| {
             GatewayError::InvalidAgentResponse {
                 upstream: owner.to_string(),
                 detail: format!("its HTTP+JSON 0.3 answer: {why}"),
@@ -157,7 +157,7 @@ pub(crate) fn events(id: Option<&RawValue>, v03: bool) -> Rewrite {
             let read;
             let data = match v03 {
                 true => {
-                    read = read_0_3(data, |v| v03::rest_agent::item_in(v, "event"))?;
+                    read = read_0_3(data, |v| v03::rest_agent::IN.item(v, "event"))?;
                     &read[..]
                 }
                 false => data,

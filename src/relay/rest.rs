@@ -41,7 +41,7 @@ pub(crate) async fn answer(response: Response<Body>, v03: Option<Family>) -> Res
         return Response::from_parts(parts, body::full(bytes));
     };
     let answer = match v03 {
-        Some(family) if status.is_success() => match v03::rest::answer_out(family, answer) {
+        Some(family) if status.is_success() => match v03::rest::OUT.answer(family, answer) {
             Ok(answer) => answer,
             Err(e) => return agent_failure(format!("its answer has no 0.3 form: {e}")),
         },
@@ -90,7 +90,7 @@ pub(crate) fn events(before: Option<(Rewrite, Version)>, v03: bool) -> (Rewrite,
             Some((status, encoded)) if !status.is_success() => {
                 Ok((Some("error"), encoded.to_string().into_bytes()))
             }
-            Some((_, encoded)) if v03 => match v03::rest::item_out(encoded, "event") {
+            Some((_, encoded)) if v03 => match v03::rest::OUT.item(encoded, "event") {
                 Ok(encoded) => Ok((None, encoded.to_string().into_bytes())),
                 Err(e) => Err(format!("an event has no 0.3 form: {e}")),
             },

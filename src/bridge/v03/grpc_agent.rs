@@ -4,7 +4,7 @@
 //! cannot carry applies), with the ids the REST routes carry in the path
 //! encoded as the message's resource names: `tasks/{id}`, and
 //! `tasks/{id}/pushNotificationConfigs/{configId}`. Answers are read back
-//! as 0.3 REST's are (`crate::bridge::v03::rest_agent::answer_in`).
+//! as 0.3 REST's are (`crate::bridge::v03::rest_agent::IN`).
 
 use serde_json::Value;
 

@@ -117,52 +117,87 @@ pub(super) fn part_in(value: Value, here: &str) -> Result<Value> {
     Ok(Value::Object(obj))
 }
 
-/// A 1.0 answer (the REST body of `family`) as 0.3's.
-pub fn answer_out(family: Family, value: Value) -> Result<Value> {
-    use Family::*;
-    match family {
-        Send | Stream | Resubscribe => item_out(value, "answer"),
-        GetTask | CancelTask => task_out(value, "answer"),
-        PushSet | PushGet => task_push_config_out(value, "answer"),
-        PushList => {
-            let mut obj = object(value, "answer")?;
-            map_list(&mut obj, "configs", "answer", task_push_config_out)?;
-            Ok(Value::Object(obj))
+/// A function that turns one part of an answer one way.
+type Turn = fn(Value, &str) -> Result<Value>;
+
+/// Which way REST answers go between 0.3 and 1.0: [`OUT`] (1.0 as 0.3)
+/// or `rest_agent::IN` (0.3 as 1.0). The wrappers are the same in both
+/// versions; only their leaves and `final` differ.
+pub struct Way {
+    pub(super) status: Turn,
+    pub(super) message: Turn,
+    pub(super) part: Turn,
+    pub(super) push: Turn,
+    /// 0.3's status update has `final`, true after which a stream ends:
+    /// written on the way out, dropped on the way in.
+    pub(super) out: bool,
+}
+
+/// 1.0 answers as 0.3's.
+pub const OUT: Way = Way {
+    status: status_out,
+    message: message_out,
+    part: part_out,
+    push: task_push_config_out,
+    out: true,
+};
+
+impl Way {
+    /// An answer (the REST body of `family`).
+    pub fn answer(&self, family: Family, value: Value) -> Result<Value> {
+        use Family::*;
+        match family {
+            Send | Stream | Resubscribe => self.item(value, "answer"),
+            GetTask | CancelTask => self.task(value, "answer"),
+            PushSet | PushGet => (self.push)(value, "answer"),
+            PushList => {
+                let mut obj = object(value, "answer")?;
+                map_list(&mut obj, "configs", "answer", self.push)?;
+                Ok(Value::Object(obj))
+            }
+            _ => Ok(value),
         }
-        _ => Ok(value),
     }
-}
 
-/// A `SendMessageResponse` or `StreamResponse`: the same wrappers in both
-/// versions, and `final` on the status update after which a stream ends.
-pub fn item_out(value: Value, here: &str) -> Result<Value> {
-    let mut obj = object(value, here)?;
-    map_member(&mut obj, "task", here, task_out)?;
-    map_member(&mut obj, "message", here, message_out)?;
-    map_member(&mut obj, "statusUpdate", here, |v, here| {
-        let mut update = object(v, here)?;
-        let state = (update.get("status"))
-            .and_then(|s| s.get("state"))
-            .and_then(Value::as_str);
-        let ends = state.is_some_and(ends_stream);
-        map_member(&mut update, "status", here, status_out)?;
-        update.insert("final".into(), Value::Bool(ends));
-        Ok(Value::Object(update))
-    })?;
-    map_member(&mut obj, "artifactUpdate", here, |v, here| {
-        let mut update = object(v, here)?;
-        map_member(&mut update, "artifact", here, artifact_out)?;
-        Ok(Value::Object(update))
-    })?;
-    Ok(Value::Object(obj))
-}
+    /// A `SendMessageResponse` or `StreamResponse`.
+    pub fn item(&self, value: Value, here: &str) -> Result<Value> {
+        let mut obj = object(value, here)?;
+        map_member(&mut obj, "task", here, |v, h| self.task(v, h))?;
+        map_member(&mut obj, "message", here, self.message)?;
+        map_member(&mut obj, "statusUpdate", here, |v, here| {
+            let mut update = object(v, here)?;
+            let state = (update.get("status"))
+                .and_then(|s| s.get("state"))
+                .and_then(Value::as_str);
+            let ends = state.is_some_and(ends_stream);
+            map_member(&mut update, "status", here, self.status)?;
+            match self.out {
+                true => update.insert("final".into(), Value::Bool(ends)),
+                false => update.remove("final"),
+            };
+            Ok(Value::Object(update))
+        })?;
+        map_member(&mut obj, "artifactUpdate", here, |v, here| {
+            let mut update = object(v, here)?;
+            map_member(&mut update, "artifact", here, |v, h| self.artifact(v, h))?;
+            Ok(Value::Object(update))
+        })?;
+        Ok(Value::Object(obj))
+    }
 
-fn task_out(value: Value, here: &str) -> Result<Value> {
-    let mut obj = object(value, here)?;
-    map_member(&mut obj, "status", here, status_out)?;
-    map_list(&mut obj, "artifacts", here, artifact_out)?;
-    map_list(&mut obj, "history", here, message_out)?;
-    Ok(Value::Object(obj))
+    fn task(&self, value: Value, here: &str) -> Result<Value> {
+        let mut obj = object(value, here)?;
+        map_member(&mut obj, "status", here, self.status)?;
+        map_list(&mut obj, "artifacts", here, |v, h| self.artifact(v, h))?;
+        map_list(&mut obj, "history", here, self.message)?;
+        Ok(Value::Object(obj))
+    }
+
+    fn artifact(&self, value: Value, here: &str) -> Result<Value> {
+        let mut obj = object(value, here)?;
+        map_list(&mut obj, "parts", here, self.part)?;
+        Ok(Value::Object(obj))
+    }
 }
 
 fn status_out(value: Value, here: &str) -> Result<Value> {
@@ -179,12 +214,6 @@ pub(super) fn message_out(value: Value, here: &str) -> Result<Value> {
     obj.remove("referenceTaskIds");
     map_list(&mut obj, "parts", here, part_out)?;
     rename(&mut obj, "parts", "content");
-    Ok(Value::Object(obj))
-}
-
-fn artifact_out(value: Value, here: &str) -> Result<Value> {
-    let mut obj = object(value, here)?;
-    map_list(&mut obj, "parts", here, part_out)?;
     Ok(Value::Object(obj))
 }
 
@@ -281,7 +310,7 @@ mod tests {
             "artifacts": [{"artifactId": "r", "parts": [{"data": [1, 2]},
                 {"raw": "AAE=", "mediaType": "application/octet-stream", "filename": "f"}]}]}});
         assert_eq!(
-            answer_out(Family::Send, task).unwrap(),
+            OUT.answer(Family::Send, task).unwrap(),
             json!({"task": {"id": "t", "status": {"state": "TASK_STATE_CANCELLED",
                 "message": {"messageId": "a", "role": "ROLE_AGENT",
                     "content": [{"text": "bye"}]}},
@@ -292,13 +321,13 @@ mod tests {
         let update =
             json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
         assert_eq!(
-            item_out(update, "e").unwrap()["statusUpdate"]["final"],
+            OUT.item(update, "e").unwrap()["statusUpdate"]["final"],
             true
         );
         let config = json!({"taskId": "t", "id": "c", "url": "https://h/",
             "authentication": {"scheme": "Bearer"}});
         assert_eq!(
-            answer_out(Family::PushGet, config).unwrap(),
+            OUT.answer(Family::PushGet, config).unwrap(),
             json!({"name": "tasks/t/pushNotificationConfigs/c", "pushNotificationConfig":
                 {"id": "c", "url": "https://h/", "authentication": {"schemes": ["Bearer"]}}})
         );
@@ -309,6 +338,6 @@ mod tests {
         let sent = json!({"message": {"messageId": "m", "content": [{"data": {"data": {"value": 1}}},
             {"file": {"fileWithUri": "u", "mimeType": "t"}}, {"text": "x"}]}});
         let pivot = body_in(Family::Send, sent.clone()).unwrap();
-        assert_eq!(answer_out(Family::Send, pivot).unwrap(), sent);
+        assert_eq!(OUT.answer(Family::Send, pivot).unwrap(), sent);
     }
 }

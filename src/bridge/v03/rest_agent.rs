@@ -10,8 +10,8 @@
 use serde_json::{json, Value};
 
 use crate::a2a::Family;
-use crate::bridge::fields::{at, map_list, map_member, object, rename, Obj};
-use crate::bridge::v03::rest::{message_in, message_out, part_in};
+use crate::bridge::fields::{at, map_member, object, rename, Obj};
+use crate::bridge::v03::rest::{message_in, message_out, part_in, Way};
 use crate::bridge::v03::{push_config_in, push_config_out};
 use crate::bridge::{Result, Untranslatable};
 
@@ -81,49 +81,14 @@ fn push_set_out(mut flat: Obj) -> Result<Value> {
     }))
 }
 
-/// A 0.3 agent's REST answer (the body of `family`) as 1.0's.
-pub fn answer_in(family: Family, value: Value) -> Result<Value> {
-    use Family::*;
-    match family {
-        Send | Stream | Resubscribe => item_in(value, "answer"),
-        GetTask | CancelTask => task_in(value, "answer"),
-        PushSet | PushGet => task_push_config_in(value, "answer"),
-        PushList => {
-            let mut obj = object(value, "answer")?;
-            map_list(&mut obj, "configs", "answer", task_push_config_in)?;
-            Ok(Value::Object(obj))
-        }
-        _ => Ok(value),
-    }
-}
-
-/// A 0.3 `SendMessageResponse` or `StreamResponse` as 1.0's: the same
-/// wrappers, less `final`.
-pub fn item_in(value: Value, here: &str) -> Result<Value> {
-    let mut obj = object(value, here)?;
-    map_member(&mut obj, "task", here, task_in)?;
-    map_member(&mut obj, "message", here, message_in)?;
-    map_member(&mut obj, "statusUpdate", here, |v, here| {
-        let mut update = object(v, here)?;
-        update.remove("final");
-        map_member(&mut update, "status", here, status_in)?;
-        Ok(Value::Object(update))
-    })?;
-    map_member(&mut obj, "artifactUpdate", here, |v, here| {
-        let mut update = object(v, here)?;
-        map_member(&mut update, "artifact", here, artifact_in)?;
-        Ok(Value::Object(update))
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn task_in(value: Value, here: &str) -> Result<Value> {
-    let mut obj = object(value, here)?;
-    map_member(&mut obj, "status", here, status_in)?;
-    map_list(&mut obj, "artifacts", here, artifact_in)?;
-    map_list(&mut obj, "history", here, message_in)?;
-    Ok(Value::Object(obj))
-}
+/// A 0.3 agent's REST answers as 1.0's.
+pub const IN: Way = Way {
+    status: status_in,
+    message: message_in,
+    part: part_in,
+    push: task_push_config_in,
+    out: false,
+};
 
 fn status_in(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
@@ -132,12 +97,6 @@ fn status_in(value: Value, here: &str) -> Result<Value> {
     }
     rename(&mut obj, "update", "message");
     map_member(&mut obj, "message", here, message_in)?;
-    Ok(Value::Object(obj))
-}
-
-fn artifact_in(value: Value, here: &str) -> Result<Value> {
-    let mut obj = object(value, here)?;
-    map_list(&mut obj, "parts", here, part_in)?;
     Ok(Value::Object(obj))
 }
 
@@ -180,14 +139,14 @@ mod tests {
             "message": {"messageId": "a", "role": "ROLE_AGENT", "content": [{"text": "bye"}]}},
             "artifacts": [{"artifactId": "r", "parts": [{"data": {"data": {"k": 1}}}]}]}});
         assert_eq!(
-            answer_in(Family::Send, answer).unwrap(),
+            IN.answer(Family::Send, answer).unwrap(),
             json!({"task": {"id": "t", "status": {"state": "TASK_STATE_CANCELED",
                 "message": {"messageId": "a", "role": "ROLE_AGENT", "parts": [{"text": "bye"}]}},
                 "artifacts": [{"artifactId": "r", "parts": [{"data": {"k": 1}}]}]}})
         );
         let update = json!({"statusUpdate": {"taskId": "t", "final": true,
             "status": {"state": "TASK_STATE_COMPLETED"}}});
-        assert!(item_in(update, "e").unwrap()["statusUpdate"]
+        assert!(IN.item(update, "e").unwrap()["statusUpdate"]
             .get("final")
             .is_none());
     }
@@ -206,7 +165,7 @@ mod tests {
         let back = json!({"name": "tasks/t/pushNotificationConfigs/c",
             "pushNotificationConfig": {"id": "c", "url": "https://h/",
                 "authentication": {"schemes": ["Bearer"]}}});
-        assert_eq!(answer_in(Family::PushGet, back).unwrap(), flat);
+        assert_eq!(IN.answer(Family::PushGet, back).unwrap(), flat);
         assert!(params_out(Family::ListTasks, None).is_err());
         let bare = params_out(Family::Send, Some(json!({"message": {}}))).unwrap();
         assert_eq!(
