@@ -1,14 +1,23 @@
 //! Address ranges written in the configuration: the push guard's allowed
-//! ranges and the trusted proxies.
+//! ranges and the trusted proxies. Also what every section's checker
+//! reports: its problems, `(field, message)` each.
 
 use std::net::IpAddr;
 
 use ipnet::IpNet;
 
+/// A section's problems: `(field, message)` each.
+pub type Problems = Vec<(String, String)>;
+
+/// The problem `message` with `field`.
+pub fn problem(field: impl Into<String>, message: impl Into<String>) -> (String, String) {
+    (field.into(), message.into())
+}
+
 /// Parses `entries` of the list `field`; a problem names `field[i]`. A bare
 /// address is taken as the range of that one address: operators write
 /// `169.254.10.7` meaning exactly that, and refusing it would only annoy.
-pub fn parse(field: &str, entries: &[String], problems: &mut Vec<(String, String)>) -> Vec<IpNet> {
+pub fn parse(field: &str, entries: &[String], problems: &mut Problems) -> Vec<IpNet> {
     let mut nets = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         let parsed = entry

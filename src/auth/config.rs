@@ -9,15 +9,16 @@ mod settings;
 pub use sections::{
     ApiKeyEntry, AuthSection, AuthzSection, BasicUserEntry, RuleSection, SchemeSection,
 };
-pub use settings::{Auth, Authz, KeyLocation, Problems, Rule, Scheme, SchemeKind};
+pub use settings::{Auth, Authz, KeyLocation, Rule, Scheme, SchemeKind};
 
+use crate::cidr::{problem, Problems};
 use schemes::scheme;
 
 /// Validates `[auth]`; problems are `(path under auth, message)`.
 pub fn auth(section: &AuthSection) -> Result<Auth, Problems> {
     let mut problems = Vec::new();
     if section.schemes.is_empty() {
-        problems.push(("schemes".into(), "at least one scheme is required".into()));
+        problems.push(problem("schemes", "at least one scheme is required"));
     }
     let schemes: Vec<Scheme> = section
         .schemes
@@ -44,17 +45,17 @@ fn alternatives(
         return (0..schemes.len()).map(|i| vec![(i, Vec::new())]).collect();
     };
     if listed.is_empty() {
-        problems.push((
-            "security".into(),
-            "an empty list would let nobody in; remove it to accept each scheme alone".into(),
+        problems.push(problem(
+            "security",
+            "an empty list would let nobody in; remove it to accept each scheme alone",
         ));
     }
     let mut out = Vec::new();
     for (i, alt) in listed.iter().enumerate() {
         if alt.is_empty() {
-            problems.push((
+            problems.push(problem(
                 format!("security[{i}]"),
-                "an empty alternative would let everybody in".into(),
+                "an empty alternative would let everybody in",
             ));
             continue;
         }
@@ -62,9 +63,9 @@ fn alternatives(
         for (name, scopes) in alt {
             match schemes.iter().position(|s| &s.name == name) {
                 Some(idx) => resolved.push((idx, scopes.clone())),
-                None => problems.push((
+                None => problems.push(problem(
                     format!("security[{i}].{name}"),
-                    "names no scheme in auth.schemes".into(),
+                    "names no scheme in auth.schemes",
                 )),
             }
         }
@@ -102,18 +103,18 @@ pub fn authz(section: &AuthzSection, upstreams: &[String]) -> Result<Authz, Prob
 fn check_rule(r: &RuleSection, i: usize, upstreams: &[String], problems: &mut Problems) {
     let at = |f: &str| format!("rules[{i}].{f}");
     if r.subjects.is_empty() && r.scopes.is_empty() && r.claims.is_empty() {
-        problems.push((at("subjects"), "a rule must name its callers: subjects, scopes or claims (\"*\" in subjects for every authenticated caller)".into()));
+        problems.push(problem(at("subjects"), "a rule must name its callers: subjects, scopes or claims (\"*\" in subjects for every authenticated caller)"));
     }
     if r.skills.is_empty() && r.upstreams.is_empty() {
-        problems.push((
+        problems.push(problem(
             at("skills"),
-            "a rule must name what it allows: skills or upstreams (\"*\" for all)".into(),
+            "a rule must name what it allows: skills or upstreams (\"*\" for all)",
         ));
     }
     if r.methods.is_empty() {
-        problems.push((
+        problems.push(problem(
             at("methods"),
-            "a rule must name its methods (\"*\" for all)".into(),
+            "a rule must name its methods (\"*\" for all)",
         ));
     }
     for m in r

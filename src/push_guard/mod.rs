@@ -20,7 +20,7 @@ use ipnet::IpNet;
 use serde::Deserialize;
 
 use crate::a2a::model::Params;
-use crate::cidr;
+use crate::cidr::{self, problem, Problems};
 
 mod addresses;
 mod target;
@@ -69,7 +69,7 @@ pub struct PushGuard {
 }
 
 /// Validates a section: `(field, message)` for every problem.
-pub fn settings(section: &PushGuardSection) -> Result<PushGuard, Vec<(String, String)>> {
+pub fn settings(section: &PushGuardSection) -> Result<PushGuard, Problems> {
     let mut problems = Vec::new();
     let resolve_timeout = parse_timeout(&section.resolve_timeout, &mut problems);
     let allow_cidrs = cidr::parse("allow_cidrs", &section.allow_cidrs, &mut problems);
@@ -86,12 +86,12 @@ pub fn settings(section: &PushGuardSection) -> Result<PushGuard, Vec<(String, St
     })
 }
 
-fn parse_timeout(text: &str, problems: &mut Vec<(String, String)>) -> Option<Duration> {
-    let refused = |why| problems.push(("resolve_timeout".into(), why));
+fn parse_timeout(text: &str, problems: &mut Problems) -> Option<Duration> {
+    let refused = |why| problems.push(problem("resolve_timeout", why));
     crate::duration::positive(text).map_err(refused).ok()
 }
 
-fn parse_hosts(entries: &[String], problems: &mut Vec<(String, String)>) -> Vec<String> {
+fn parse_hosts(entries: &[String], problems: &mut Problems) -> Vec<String> {
     let mut hosts = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         if classify_host(entry).is_ok() {

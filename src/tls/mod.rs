@@ -22,6 +22,8 @@ use rustls::{InconsistentKeys, ServerConfig};
 use rustls_pki_types::CertificateDer;
 use serde::Deserialize;
 
+use crate::cidr::{problem, Problems};
+
 mod files;
 mod peer;
 pub mod upstream;
@@ -90,17 +92,10 @@ impl TlsSettings {
     }
 }
 
-/// `(field, message)`; the field is relative to `tls.` (empty: the section).
-type Problems = Vec<(String, String)>;
-
-fn problem(field: &str, message: impl Into<String>) -> (String, String) {
-    (field.to_string(), message.into())
-}
-
 /// Validates a `[tls]` section: `(field, message)` for every problem
 /// (paths relative to `tls.`). Files are read and parsed here so `check`
 /// reports unreadable or invalid PEM.
-pub fn settings(section: &TlsSection) -> Result<TlsSettings, Vec<(String, String)>> {
+pub fn settings(section: &TlsSection) -> Result<TlsSettings, Problems> {
     let mut problems = Problems::new();
     let reload_interval = reload_interval(&section.reload_interval, &mut problems);
     let client_ca = section.client_ca.as_deref().map(PathBuf::from);

@@ -16,7 +16,8 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::{problem, provider, read_certs, read_key, read_roots, Problems};
+use super::{provider, read_certs, read_key, read_roots};
+use crate::cidr::{problem, Problems};
 
 /// `[upstreams.tls]` as written in the TOML file.
 #[derive(Debug, Default, Deserialize)]

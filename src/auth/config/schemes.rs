@@ -4,8 +4,9 @@
 use serde_json::Value;
 
 use super::sections::{ApiKeyEntry, BasicUserEntry, SchemeSection};
-use super::settings::{KeyLocation, Problems, Scheme, SchemeKind};
+use super::settings::{KeyLocation, Scheme, SchemeKind};
 use crate::auth::jwt::{self, JwtSection, JwtSettings};
+use crate::cidr::{problem, Problems};
 
 /// The scheme named `name`, or `None` (with its problems pushed).
 pub(super) fn scheme(
@@ -96,18 +97,18 @@ fn api_key_scheme(
         "query" => KeyLocation::Query,
         "cookie" => KeyLocation::Cookie,
         _ => {
-            problems.push((
+            problems.push(problem(
                 at("in"),
-                "must be \"header\", \"query\" or \"cookie\"".into(),
+                "must be \"header\", \"query\" or \"cookie\"",
             ));
             KeyLocation::Header
         }
     };
     if location == KeyLocation::Header && http::HeaderName::from_bytes(param.as_bytes()).is_err() {
-        problems.push((at("name"), "not a valid header name".into()));
+        problems.push(problem(at("name"), "not a valid header name"));
     }
     if keys.is_empty() {
-        problems.push((at("keys"), "at least one key is required".into()));
+        problems.push(problem(at("keys"), "at least one key is required"));
     }
     let keys = keys
         .iter()
@@ -136,9 +137,9 @@ fn http_scheme(
         }),
         "bearer" => {
             let Some(jwt) = jwt else {
-                problems.push((
+                problems.push(problem(
                     at("jwt"),
-                    "a bearer scheme needs jwt = { … } to validate tokens".into(),
+                    "a bearer scheme needs jwt = { … } to validate tokens",
                 ));
                 return None;
             };
@@ -148,7 +149,7 @@ fn http_scheme(
             })
         }
         _ => {
-            problems.push((at("scheme"), "must be \"basic\" or \"bearer\"".into()));
+            problems.push(problem(at("scheme"), "must be \"basic\" or \"bearer\""));
             None
         }
     }
@@ -174,15 +175,15 @@ fn jwt_settings(section: &JwtSection, at: &str, problems: &mut Problems) -> Opti
 fn api_key(entry: &ApiKeyEntry, at: &str, problems: &mut Problems) -> Option<(String, [u8; 32])> {
     use sha2::{Digest, Sha256};
     if entry.id.is_empty() {
-        problems.push((format!("{at}.id"), "must not be empty".into()));
+        problems.push(problem(format!("{at}.id"), "must not be empty"));
     }
     let digest = match (&entry.sha256, &entry.env, &entry.file) {
         (Some(hex_digest), None, None) => match hex::decode(hex_digest.trim()) {
             Ok(bytes) if bytes.len() == 32 => bytes.try_into().ok(),
             _ => {
-                problems.push((
+                problems.push(problem(
                     format!("{at}.sha256"),
-                    "must be 64 hex digits (a SHA-256 digest)".into(),
+                    "must be 64 hex digits (a SHA-256 digest)",
                 ));
                 None
             }
@@ -210,10 +211,7 @@ fn api_key(entry: &ApiKeyEntry, at: &str, problems: &mut Problems) -> Option<(St
             }
         },
         _ => {
-            problems.push((
-                at.to_string(),
-                "give exactly one of sha256, env or file".into(),
-            ));
+            problems.push(problem(at, "give exactly one of sha256, env or file"));
             None
         }
     };
@@ -226,10 +224,7 @@ fn basic_users(
     problems: &mut Problems,
 ) -> Vec<(String, String)> {
     if users.is_empty() {
-        problems.push((
-            at.to_string(),
-            "a basic scheme needs at least one user".into(),
-        ));
+        problems.push(problem(at, "a basic scheme needs at least one user"));
     }
     users
         .iter()
@@ -237,9 +232,9 @@ fn basic_users(
         .filter_map(|(i, u)| {
             let known = u.password_hash.starts_with("$argon2") || u.password_hash.starts_with("$2");
             if !known || crate::auth::basic::parse_hash(&u.password_hash).is_err() {
-                problems.push((
+                problems.push(problem(
                     format!("{at}[{i}].password_hash"),
-                    "must be an argon2 ($argon2id$…) or bcrypt ($2b$…) hash".into(),
+                    "must be an argon2 ($argon2id$…) or bcrypt ($2b$…) hash",
                 ));
                 return None;
             }

@@ -79,5 +79,3 @@ pub struct Rule {
     pub upstreams: Vec<String>,
     pub methods: Vec<String>,
 }
-
-pub type Problems = Vec<(String, String)>;

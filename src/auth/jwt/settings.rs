@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use super::jwks::{self, JwksConfig, JwksLocation};
 use super::keys::{check_public_key, family_name};
+use crate::cidr::{problem, Problems};
 
 /// `jwt = { … }` of a bearer / oauth2 / openIdConnect scheme, as written.
 #[derive(Debug, Deserialize)]
@@ -105,11 +106,9 @@ pub struct StaticKey {
     pub key: DecodingKey,
 }
 
-type Problems = Vec<(String, String)>;
-
 /// Validates a section: `(field, message)` for every problem (paths
 /// relative to the `jwt` table). Secrets and PEM files are read here.
-pub fn settings(section: &JwtSection) -> Result<JwtSettings, Vec<(String, String)>> {
+pub fn settings(section: &JwtSection) -> Result<JwtSettings, Problems> {
     let mut problems = Problems::new();
     let algorithms = allow_list(&section.algorithms, &mut problems);
     let leeway = duration("leeway", &section.leeway, &mut problems);
@@ -117,9 +116,9 @@ pub fn settings(section: &JwtSection) -> Result<JwtSettings, Vec<(String, String
     let keys = static_keys(&section.keys, &algorithms, &mut problems);
     let jwks = remote_keys(section, &mut problems);
     if section.keys.is_empty() && section.jwks_url.is_none() && section.oidc_issuer.is_none() {
-        problems.push((
-            String::new(),
-            "needs a key source: keys, jwks_url or oidc_issuer".into(),
+        problems.push(problem(
+            "",
+            "needs a key source: keys, jwks_url or oidc_issuer",
         ));
     }
     if !problems.is_empty() {
@@ -138,9 +137,9 @@ pub fn settings(section: &JwtSection) -> Result<JwtSettings, Vec<(String, String
 
 fn allow_list(names: &[String], problems: &mut Problems) -> Vec<Algorithm> {
     if names.is_empty() {
-        problems.push((
-            "algorithms".into(),
-            "must list at least one algorithm, e.g. [\"RS256\"]".into(),
+        problems.push(problem(
+            "algorithms",
+            "must list at least one algorithm, e.g. [\"RS256\"]",
         ));
     }
     let mut out = Vec::new();
@@ -172,7 +171,7 @@ fn duration(field: &str, text: &str, problems: &mut Problems) -> Option<Duration
     match humantime::parse_duration(text) {
         Ok(d) => Some(d),
         Err(e) => {
-            problems.push((field.into(), format!("{text:?} is not a duration: {e}")));
+            problems.push(problem(field, format!("{text:?} is not a duration: {e}")));
             None
         }
     }
@@ -180,15 +179,15 @@ fn duration(field: &str, text: &str, problems: &mut Problems) -> Option<Duration
 
 fn check_claims(section: &JwtSection, problems: &mut Problems) {
     if section.issuer.as_deref().is_some_and(str::is_empty) {
-        problems.push(("issuer".into(), "must not be empty".into()));
+        problems.push(problem("issuer", "must not be empty"));
     }
     for (i, aud) in section.audience.iter().enumerate() {
         if aud.is_empty() {
-            problems.push((format!("audience[{i}]"), "must not be empty".into()));
+            problems.push(problem(format!("audience[{i}]"), "must not be empty"));
         }
     }
     if section.scope_claim.is_empty() {
-        problems.push(("scope_claim".into(), "must not be empty".into()));
+        problems.push(problem("scope_claim", "must not be empty"));
     }
 }
 
@@ -205,7 +204,7 @@ fn static_keys(
     for (i, k) in sections.iter().enumerate() {
         let dup = k.kid.is_some() && sections[..i].iter().any(|o| o.kid == k.kid);
         if dup {
-            problems.push((format!("keys[{i}].kid"), "is used by another key".into()));
+            problems.push(problem(format!("keys[{i}].kid"), "is used by another key"));
         }
     }
     keys
@@ -219,7 +218,7 @@ fn static_key(
 ) -> Option<StaticKey> {
     let field = |f: &str| format!("{at}.{f}");
     if section.kid.as_deref().is_some_and(str::is_empty) {
-        problems.push((field("kid"), "must not be empty".into()));
+        problems.push(problem(field("kid"), "must not be empty"));
     }
     let alg = match algorithm(&section.algorithm) {
         Ok(alg) if allowed.contains(&alg) => alg,
@@ -347,26 +346,26 @@ fn remote_keys(section: &JwtSection, problems: &mut Problems) -> Option<JwksConf
         problems,
     );
     if cache_ttl.is_some_and(|d| d.is_zero()) {
-        problems.push(("jwks_cache_ttl".into(), "must be more than 0s".into()));
+        problems.push(problem("jwks_cache_ttl", "must be more than 0s"));
     }
     let location = match (&section.jwks_url, &section.oidc_issuer) {
         (None, None) => return None,
         (Some(_), Some(_)) => {
             let why = "set jwks_url or oidc_issuer, not both";
-            problems.push(("oidc_issuer".into(), why.into()));
+            problems.push(problem("oidc_issuer", why));
             return None;
         }
         (Some(url), None) => match jwks::parse_http_url(url) {
             Ok(uri) => JwksLocation::Url(uri),
             Err(why) => {
-                problems.push(("jwks_url".into(), why));
+                problems.push(problem("jwks_url", why));
                 return None;
             }
         },
         (None, Some(issuer)) => match oidc_issuer(issuer) {
             Ok(()) => JwksLocation::Oidc(issuer.clone()),
             Err(why) => {
-                problems.push(("oidc_issuer".into(), why));
+                problems.push(problem("oidc_issuer", why));
                 return None;
             }
         },
@@ -424,7 +423,7 @@ MCowBQYDK2VwAyEAH47GqImvqdtBK3s/O/nPwB7BdcynudMZA8bHRQM5PTs=
 ";
     const SECRET: &str = "0123456789abcdef0123456789abcdef";
 
-    fn parse(text: &str) -> Result<JwtSettings, Vec<(String, String)>> {
+    fn parse(text: &str) -> Result<JwtSettings, Problems> {
         let section: JwtSection = toml::from_str(text).unwrap();
         settings(&section)
     }

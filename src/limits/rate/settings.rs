@@ -7,6 +7,8 @@ use std::num::NonZeroU32;
 use governor::Quota;
 use serde::Deserialize;
 
+use crate::cidr::{problem, Problems};
+
 /// Default bound on the callers tracked at once.
 pub const DEFAULT_MAX_TRACKED_CALLERS: u64 = 100_000;
 
@@ -120,7 +122,7 @@ impl RateLimitSettings {
 pub fn settings(
     section: &RateLimitsSection,
     upstreams: &[String],
-) -> Result<RateLimitSettings, Vec<(String, String)>> {
+) -> Result<RateLimitSettings, Problems> {
     let mut problems = Vec::new();
     let global = section
         .global
@@ -135,7 +137,7 @@ pub fn settings(
     for (id, q) in &section.skills {
         let path = format!("skills.{id}");
         if id.trim().is_empty() {
-            problems.push((path.clone(), "a skill id must not be empty".into()));
+            problems.push(problem(&path, "a skill id must not be empty"));
         }
         if let Some(spec) = quota(&path, q, &mut problems) {
             skills.insert(id.clone(), spec);
@@ -144,10 +146,7 @@ pub fn settings(
     let max_tracked_callers = match section.max_tracked_callers {
         None => DEFAULT_MAX_TRACKED_CALLERS,
         Some(0) => {
-            problems.push((
-                "max_tracked_callers".into(),
-                "must be greater than 0".into(),
-            ));
+            problems.push(problem("max_tracked_callers", "must be greater than 0"));
             DEFAULT_MAX_TRACKED_CALLERS
         }
         Some(n) => n,
@@ -168,7 +167,7 @@ pub fn settings(
 fn upstream_quotas(
     section: &RateLimitsSection,
     upstreams: &[String],
-    problems: &mut Vec<(String, String)>,
+    problems: &mut Problems,
 ) -> BTreeMap<String, QuotaSpec> {
     let mut limited = BTreeMap::new();
     for (name, q) in &section.upstreams {
@@ -179,8 +178,8 @@ fn upstream_quotas(
             } else {
                 upstreams.join(", ")
             };
-            problems.push((
-                path.clone(),
+            problems.push(problem(
+                &path,
                 format!("names no configured upstream (configured: {known})"),
             ));
         }
@@ -192,11 +191,11 @@ fn upstream_quotas(
 }
 
 /// One quota table at `path`; `None` (with problems pushed) when invalid.
-fn quota(path: &str, q: &QuotaSection, problems: &mut Vec<(String, String)>) -> Option<QuotaSpec> {
+fn quota(path: &str, q: &QuotaSection, problems: &mut Problems) -> Option<QuotaSpec> {
     let before = problems.len();
     let mut positive = |field: &str, value: Option<u32>| match value {
         Some(0) => {
-            problems.push((format!("{path}.{field}"), "must be greater than 0".into()));
+            problems.push(problem(format!("{path}.{field}"), "must be greater than 0"));
             None
         }
         other => other.and_then(NonZeroU32::new),
@@ -206,17 +205,14 @@ fn quota(path: &str, q: &QuotaSection, problems: &mut Vec<(String, String)>) -> 
     let burst = positive("burst", q.burst);
     let period = match (q.per_second, q.per_minute) {
         (Some(_), Some(_)) => {
-            problems.push((
-                path.to_string(),
-                "set exactly one of per_second and per_minute, not both".into(),
+            problems.push(problem(
+                path,
+                "set exactly one of per_second and per_minute, not both",
             ));
             None
         }
         (None, None) => {
-            problems.push((
-                path.to_string(),
-                "set one of per_second or per_minute".into(),
-            ));
+            problems.push(problem(path, "set one of per_second or per_minute"));
             None
         }
         _ => per_second
