@@ -212,52 +212,45 @@ fn make_unique(skills: &mut [PublishedSkill], prefixed: &[bool]) {
 }
 
 fn build_card(meta: &Card, cards: &[&Value], endpoint: &str, skills: &[PublishedSkill]) -> Value {
-    let mut card = Map::new();
-    card.insert("name".into(), meta.name.clone().into());
-    card.insert("description".into(), meta.description.clone().into());
-    card.insert("version".into(), meta.version.clone().into());
+    let skills: Vec<&Value> = skills.iter().map(|s| &s.json).collect();
+    let mut card = json!({
+        "name": meta.name,
+        "description": meta.description,
+        "version": meta.version,
+        "supportsAuthenticatedExtendedCard": meta.extended_card,
+        "capabilities": capabilities(meta, cards),
+        "defaultInputModes": modes(cards, "defaultInputModes"),
+        "defaultOutputModes": modes(cards, "defaultOutputModes"),
+        "skills": skills,
+    });
     if let Some(p) = &meta.provider {
-        let provider = json!({"organization": p.organization, "url": p.url});
-        card.insert("provider".into(), provider);
+        card["provider"] = json!({"organization": p.organization, "url": p.url});
     }
     if let Some(url) = &meta.documentation_url {
-        card.insert("documentationUrl".into(), url.clone().into());
+        card["documentationUrl"] = json!(url);
     }
     if let Some(url) = &meta.icon_url {
-        card.insert("iconUrl".into(), url.clone().into());
+        card["iconUrl"] = json!(url);
     }
-    super::rewrite::offer_every_version(&mut card, endpoint, None);
-    let extended = Value::Bool(meta.extended_card);
-    card.insert("supportsAuthenticatedExtendedCard".into(), extended);
-    card.insert("capabilities".into(), capabilities(meta, cards));
-    card.insert(
-        "defaultInputModes".into(),
-        modes(cards, "defaultInputModes"),
-    );
-    card.insert(
-        "defaultOutputModes".into(),
-        modes(cards, "defaultOutputModes"),
-    );
-    let skills = skills.iter().map(|s| s.json.clone()).collect();
-    card.insert("skills".into(), Value::Array(skills));
-    Value::Object(card)
+    if let Value::Object(card) = &mut card {
+        super::rewrite::offer_every_version(card, endpoint, None);
+    }
+    card
 }
 
 fn capabilities(meta: &Card, cards: &[&Value]) -> Value {
-    let any = |key: &str| Value::Bool(cards.iter().any(|c| capability(c, key)));
-    let mut caps = Map::new();
-    caps.insert("streaming".into(), any("streaming"));
-    caps.insert("pushNotifications".into(), any("pushNotifications"));
-    caps.insert(
-        "stateTransitionHistory".into(),
-        any("stateTransitionHistory"),
-    );
-    caps.insert("extendedAgentCard".into(), meta.extended_card.into());
+    let any = |key: &str| cards.iter().any(|c| capability(c, key));
+    let mut caps = json!({
+        "streaming": any("streaming"),
+        "pushNotifications": any("pushNotifications"),
+        "stateTransitionHistory": any("stateTransitionHistory"),
+        "extendedAgentCard": meta.extended_card,
+    });
     let extensions = extensions(cards);
     if !extensions.is_empty() {
-        caps.insert("extensions".into(), Value::Array(extensions));
+        caps["extensions"] = Value::Array(extensions);
     }
-    Value::Object(caps)
+    caps
 }
 
 /// The card says `capabilities.<key>: true` (anything else is false).
