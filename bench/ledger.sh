@@ -21,6 +21,11 @@
 #   sse-per-event       message/stream of 10 events, per event
 #   card                GET /.well-known/agent-card.json
 #   refused             message/send with bad params (-32602), no agent asked
+#   hint-1-agent        message/send routed by its A2A-Skill header, through a
+#                       gateway of one agent
+#   hint-1k-agents      the same through a gateway of 1,000 agents (the 0.3 bench
+#                       agent under 1,000 names; its skill published as f{i}/echo):
+#                       a call's cost must not grow with the fleet
 #   hyper-floor         message/send through bench-hyper-floor, a bare hyper
 #                       proxy: the reference row (what HTTP itself costs)
 #
@@ -85,7 +90,8 @@ if [ -z "${BIN:-}" ]; then
 fi
 GW=${GW:-$BIN/a2a-gateway}; UP=$BIN/examples/bench-upstream; FLOOR=$BIN/examples/bench-hyper-floor
 command -v callgrind_control >/dev/null || { echo "bench/ledger.sh needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-ALL_ROWS=(jsonrpc-0.3-h1 jsonrpc-0.3-h2c jsonrpc-1.0 rest-1.0 grpc-1.0 bridged-0.3-1.0 sse-per-event card refused hyper-floor)
+ALL_ROWS=(jsonrpc-0.3-h1 jsonrpc-0.3-h2c jsonrpc-1.0 rest-1.0 grpc-1.0 bridged-0.3-1.0 sse-per-event card refused
+  hint-1-agent hint-1k-agents hyper-floor)
 read -r -a ROW_LIST <<<"${ROWS:-${ALL_ROWS[*]}}"
 
 source bench/lib.sh
@@ -127,12 +133,49 @@ start() {
   FLOOR_PID=$STARTED
   wait_http "http://127.0.0.1:$admin/readyz"
   wait_http "http://127.0.0.1:$FP/.well-known/agent-card.json"
+  start_fleets
 }
 
-stop() { kill "$GW_PID" "$FLOOR_PID" 2>/dev/null || true; wait "$GW_PID" "$FLOOR_PID" 2>/dev/null || true; }
+# ledger.toml's settings with N upstreams, each the 0.3 bench agent: f0 … f{N-1}.
+fleet_config() { # N
+  sed '/^\[\[upstreams\]\]/,$d' bench/ledger.toml
+  for i in $(seq 0 $(($1 - 1))); do
+    printf '[[upstreams]]\nname = "f%d"\nurl = "http://127.0.0.1:%d/"\nmax_in_flight = 4096\n\n' "$i" "$P03"
+  done
+}
+
+# Starts the gateways of the fleet rows under callgrind, when a row asks:
+# ONE_PID/ONE_PORT (one agent) and FLEET_PID/FLEET_PORT (1,000).
+start_fleets() {
+  case " ${ROW_LIST[*]} " in *" hint-"*) ;; *) return 0 ;; esac
+  local admin1 admink
+  fleet_config 1 >"$OUT/fleet1.toml"; fleet_config 1000 >"$OUT/fleet1k.toml"
+  ONE_PORT=$(freeport); admin1=$(freeport); FLEET_PORT=$(freeport); admink=$(freeport)
+  callgrind one "$GW" run --config "$OUT/fleet1.toml" --listen "127.0.0.1:$ONE_PORT" \
+    --admin-listen "127.0.0.1:$admin1"
+  ONE_PID=$STARTED
+  callgrind fleet "$GW" run --config "$OUT/fleet1k.toml" --listen "127.0.0.1:$FLEET_PORT" \
+    --admin-listen "127.0.0.1:$admink"
+  FLEET_PID=$STARTED
+  wait_http "http://127.0.0.1:$admin1/readyz"
+  wait_http "http://127.0.0.1:$admink/readyz"
+}
+
+stop() {
+  kill "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} 2>/dev/null || true
+  wait "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} 2>/dev/null || true
+}
 
 # row -> "pid name divisor", and the seq client's arguments
-target_of() { case $1 in hyper-floor) echo "$FLOOR_PID floor 1";; sse-per-event) echo "$GW_PID gateway 10";; *) echo "$GW_PID gateway 1";; esac; }
+target_of() {
+  case $1 in
+    hyper-floor) echo "$FLOOR_PID floor 1";;
+    sse-per-event) echo "$GW_PID gateway 10";;
+    hint-1-agent) echo "$ONE_PID one 1";;
+    hint-1k-agents) echo "$FLEET_PID fleet 1";;
+    *) echo "$GW_PID gateway 1";;
+  esac
+}
 args_of() {
   local g=http://127.0.0.1:$GP
   case $1 in
@@ -145,6 +188,8 @@ args_of() {
     sse-per-event) echo "--url $g/agents/sse --body $OUT/stream.json --stream --events 10 -H x-bench-events:10";;
     card) echo "--url $g/.well-known/agent-card.json --get --expect skills";;
     refused) echo "--url $g/agents/a03 --body $OUT/bad.json --expect -32602";;
+    hint-1-agent) echo "--url http://127.0.0.1:$ONE_PORT/ --body $OUT/send1k.json -H a2a-skill:echo";;
+    hint-1k-agents) echo "--url http://127.0.0.1:$FLEET_PORT/ --body $OUT/send1k.json -H a2a-skill:f500/echo";;
     hyper-floor) echo "--url http://127.0.0.1:$FP/ --body $OUT/send1k.json";;
   esac
 }
@@ -238,6 +283,16 @@ for row in "${ROW_LIST[@]}"; do
   fi
 done
 cat "$OUT/results.md"
+# A call's cost must not grow with the fleet: 1,000 agents within 1.1x of one
+# (#64), in instructions with the allocator (what the call really costs).
+if [ -n "${MEASURED[hint-1-agent]:-}" ] && [ -n "${MEASURED[hint-1k-agents]:-}" ]; then
+  read -r _ _ one_t <<<"${MEASURED[hint-1-agent]}"
+  read -r _ _ fleet_t <<<"${MEASURED[hint-1k-agents]}"
+  if ! awk -v a="$one_t" -v b="$fleet_t" 'BEGIN { printf "fleet: 1,000 agents cost %.3fx one agent\n", b / a; exit !(b <= a * 1.1) }'; then
+    echo "LEDGER: a call through 1,000 agents costs more than 1.1x one through one agent" >&2
+    status=1
+  fi
+fi
 if [ $MODE != check ]; then
   for row in "${ROW_LIST[@]}"; do echo "$row ${MEASURED[$row]}"; done | python3 -c '
 import sys
