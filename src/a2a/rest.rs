@@ -160,9 +160,7 @@ fn query_params(family: Family, query: Option<&str>) -> Result<Map<String, Value
     Ok(params)
 }
 
-/// A proto field name's JSON name, by ProtoJSON's rule: each `_` dropped
-/// and the letter after it upper-cased (`task_id` → `taskId`).
-pub(crate) fn to_camel(name: &str) -> String {
+fn to_camel(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut upper = false;
     for c in name.chars() {

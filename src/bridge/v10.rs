@@ -11,7 +11,6 @@ use serde_json::Value;
 use super::fields::{map_list, map_member, object, rename, Obj};
 use super::AgentTask;
 use super::Result;
-use crate::a2a::rest::to_camel;
 use crate::a2a::Family;
 
 const ROLES: [&str; 3] = ["ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"];
@@ -27,10 +26,10 @@ const STATES: [&str; 9] = [
     "TASK_STATE_AUTH_REQUIRED",
 ];
 
-/// Proto names of a level, renamed to their JSON names (lowerCamel).
-fn camel(obj: &mut Obj, names: &[&str]) {
-    for proto in names {
-        rename(obj, proto, &to_camel(proto));
+/// Proto names of a level, renamed to their JSON names.
+fn camel(obj: &mut Obj, names: &[(&str, &str)]) {
+    for (proto, json) in names {
+        rename(obj, proto, json);
     }
 }
 
@@ -49,7 +48,12 @@ pub fn message(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
     camel(
         &mut obj,
-        &["message_id", "context_id", "task_id", "reference_task_ids"],
+        &[
+            ("message_id", "messageId"),
+            ("context_id", "contextId"),
+            ("task_id", "taskId"),
+            ("reference_task_ids", "referenceTaskIds"),
+        ],
     );
     enum_name(&mut obj, "role", &ROLES);
     map_list(&mut obj, "parts", here, part)?;
@@ -58,13 +62,13 @@ pub fn message(value: Value, here: &str) -> Result<Value> {
 
 fn part(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &["media_type"]);
+    camel(&mut obj, &[("media_type", "mediaType")]);
     Ok(Value::Object(obj))
 }
 
 pub fn task(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &["context_id"]);
+    camel(&mut obj, &[("context_id", "contextId")]);
     map_member(&mut obj, "status", here, status)?;
     map_list(&mut obj, "artifacts", here, artifact)?;
     map_list(&mut obj, "history", here, message)?;
@@ -80,7 +84,7 @@ pub fn status(value: Value, here: &str) -> Result<Value> {
 
 pub fn artifact(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &["artifact_id"]);
+    camel(&mut obj, &[("artifact_id", "artifactId")]);
     map_list(&mut obj, "parts", here, part)?;
     Ok(Value::Object(obj))
 }
@@ -89,18 +93,34 @@ pub fn artifact(value: Value, here: &str) -> Result<Value> {
 /// artifactUpdate}`.
 pub fn item(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &["status_update", "artifact_update"]);
+    camel(
+        &mut obj,
+        &[
+            ("status_update", "statusUpdate"),
+            ("artifact_update", "artifactUpdate"),
+        ],
+    );
     map_member(&mut obj, "task", here, task)?;
     map_member(&mut obj, "message", here, message)?;
     map_member(&mut obj, "statusUpdate", here, |v, at| {
         let mut update = object(v, at)?;
-        camel(&mut update, &["task_id", "context_id"]);
+        camel(
+            &mut update,
+            &[("task_id", "taskId"), ("context_id", "contextId")],
+        );
         map_member(&mut update, "status", at, status)?;
         Ok(Value::Object(update))
     })?;
     map_member(&mut obj, "artifactUpdate", here, |v, at| {
         let mut update = object(v, at)?;
-        camel(&mut update, &["task_id", "context_id", "last_chunk"]);
+        camel(
+            &mut update,
+            &[
+                ("task_id", "taskId"),
+                ("context_id", "contextId"),
+                ("last_chunk", "lastChunk"),
+            ],
+        );
         map_member(&mut update, "artifact", at, artifact)?;
         Ok(Value::Object(update))
     })?;
@@ -110,14 +130,14 @@ pub fn item(value: Value, here: &str) -> Result<Value> {
 /// `TaskPushNotificationConfig` (flat).
 pub fn push_config(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &["task_id"]);
+    camel(&mut obj, &[("task_id", "taskId")]);
     Ok(Value::Object(obj))
 }
 
 /// `ListTaskPushNotificationConfigsResponse`.
 pub fn push_configs(value: Value, here: &str) -> Result<Value> {
     let mut obj = object(value, here)?;
-    camel(&mut obj, &["next_page_token"]);
+    camel(&mut obj, &[("next_page_token", "nextPageToken")]);
     map_list(&mut obj, "configs", here, push_config)?;
     Ok(Value::Object(obj))
 }
@@ -135,19 +155,29 @@ pub fn params_in(family: Family, value: Value, _: AgentTask<'_>) -> Result<Value
                 camel(
                     &mut config,
                     &[
-                        "accepted_output_modes",
-                        "task_push_notification_config",
-                        "history_length",
-                        "return_immediately",
+                        ("accepted_output_modes", "acceptedOutputModes"),
+                        (
+                            "task_push_notification_config",
+                            "taskPushNotificationConfig",
+                        ),
+                        ("history_length", "historyLength"),
+                        ("return_immediately", "returnImmediately"),
                     ],
                 );
                 map_member(&mut config, "taskPushNotificationConfig", at, push_config)?;
                 Ok(Value::Object(config))
             })?;
         }
-        GetTask => camel(&mut obj, &["history_length"]),
-        PushSet | PushGet | PushDelete => camel(&mut obj, &["task_id"]),
-        PushList => camel(&mut obj, &["task_id", "page_size", "page_token"]),
+        GetTask => camel(&mut obj, &[("history_length", "historyLength")]),
+        PushSet | PushGet | PushDelete => camel(&mut obj, &[("task_id", "taskId")]),
+        PushList => camel(
+            &mut obj,
+            &[
+                ("task_id", "taskId"),
+                ("page_size", "pageSize"),
+                ("page_token", "pageToken"),
+            ],
+        ),
         _ => {}
     }
     Ok(Value::Object(obj))
