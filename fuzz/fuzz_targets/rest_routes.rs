@@ -72,7 +72,7 @@ fn routes(data: &[u8]) {
         assert_eq!(again.params, placed.params);
     }
     if let Some(Ok(body)) = body.map(serde_json::from_slice::<Value>) {
-        let _ = v03::rest::answer_out(family, body.clone());
+        let _ = v03::rest::OUT.answer(family, body.clone());
         let body = match placed.v03 {
             true => match v03::rest::body_in(family, body) {
                 Ok(body) => body,
