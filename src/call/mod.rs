@@ -138,8 +138,18 @@ async fn handle_call(
     };
     let origin = origin(state, &call.parts, call.conn);
     let forwarded = match route_and_admit(state, &call, &origin, record).await {
+        // Boxed: forward's future is kilobytes, and inline it made every
+        // call's future as large; the whole future is moved (memcpy) five
+        // times a call on its way into its box (bench/DIARY.md, #64).
         Ok(Admitted::Routed(routed)) => {
-            forward::forward(state, call, &decoded, (routed, origin), record).await
+            Box::pin(forward::forward(
+                state,
+                call,
+                &decoded,
+                (routed, origin),
+                record,
+            ))
+            .await
         }
         Ok(Admitted::Answered(response)) => Ok(response),
         Err(e) => Err(e),
