@@ -8,6 +8,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::a2a::model::borrowed::Borrowed;
+use crate::a2a::model::one_pass;
+
 pub const PARSE_ERROR: i32 = -32700;
 pub const INVALID_REQUEST: i32 = -32600;
 pub const METHOD_NOT_FOUND: i32 = -32601;
@@ -95,8 +98,8 @@ pub fn parse(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
     }
     let method = match raw.method {
         None => return Err(invalid(id, "'method' is required")),
-        Some(m) => match serde_json::from_str::<Cow<'_, str>>(m.get()) {
-            Ok(name) => name,
+        Some(m) => match serde_json::from_str::<Borrowed<'_>>(m.get()) {
+            Ok(name) => name.0,
             Err(_) => return Err(invalid(id, "'method' must be a string")),
         },
     };
@@ -112,9 +115,11 @@ pub fn parse(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
 }
 
 pub(crate) fn check_id(id: Option<&RawValue>) -> Result<Option<&RawValue>, EnvelopeError<'_>> {
-    match id.map(|v| v.get().as_bytes()[0]) {
-        None | Some(b'"' | b'-' | b'0'..=b'9' | b'n') => Ok(id),
-        Some(_) => Err(invalid(None, "'id' must be a string, a number or null")),
+    match id {
+        Some(raw) if !one_pass::id_ok(raw) => {
+            Err(invalid(None, "'id' must be a string, a number or null"))
+        }
+        _ => Ok(id),
     }
 }
 
@@ -401,5 +406,85 @@ mod tests {
             &body[..],
             br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad","data":{"k":1}}}"#
         );
+    }
+}
+
+/// The one-pass read (`crate::a2a::model::one_pass`) against this module's
+/// two-pass read.
+#[cfg(test)]
+mod one_pass_tests {
+    use serde_json::value::RawValue;
+
+    use crate::a2a::jsonrpc;
+    use crate::a2a::methods;
+    use crate::a2a::model::{one_pass, read};
+
+    /// What the two-pass read makes of `text`, as `read` would give it.
+    fn two_pass(text: &str) -> Option<String> {
+        let envelope = jsonrpc::parse(text.as_bytes()).ok()?;
+        let method = methods::lookup(&envelope.method)?;
+        let params = read::params(method, envelope.params).ok()?;
+        Some(format!(
+            "{:?} {} {params:?}",
+            envelope.id.map(RawValue::get),
+            method.name
+        ))
+    }
+
+    fn one_pass(text: &str) -> Option<String> {
+        let r = one_pass::read(text)?;
+        Some(format!(
+            "{:?} {} {:?}",
+            r.id.map(RawValue::get),
+            r.method.name,
+            r.params
+        ))
+    }
+
+    #[test]
+    fn reads_what_the_two_pass_read_reads() {
+        let send =
+            r#"{"message":{"role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}}"#;
+        let cases = [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"message/send","params":{send}}}"#),
+            format!(
+                r#"{{"id":"a","method":"SendMessage","jsonrpc":"2.0","params":{send},"x":[1]}}"#
+            ),
+            r#"{"jsonrpc":"2.0","id":null,"method":"tasks/get","params":{"id":"t"}}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"tasks/get","params":{"id":"t"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"agent/getAuthenticatedExtendedCard"}"#.into(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":null}"#.into(),
+            r#" {"jsonrpc":"2.0","id":3,"m\u0065thod":"tasks/cancel","params":{"id":"t\n"}} "#
+                .into(),
+        ];
+        for case in &cases {
+            assert!(one_pass(case).is_some(), "{case}");
+            assert_eq!(one_pass(case), two_pass(case), "{case}");
+        }
+    }
+
+    #[test]
+    fn leaves_the_rest_to_the_two_pass_read() {
+        let cases = [
+            // params before method: read in two passes, still accepted.
+            r#"{"jsonrpc":"2.0","id":1,"params":{"id":"t"},"method":"tasks/get"}"#,
+            // each refused by the two-pass read, with its own message.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":7}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"no/such","params":{}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tasks/get","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tasks/get","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"tasks/get","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"params":{}}"#,
+            r#"{"id":1,"method":"tasks/get","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{}} x"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tasks/get"}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}"#,
+        ];
+        for case in cases {
+            assert!(one_pass(case).is_none(), "{case}");
+        }
+        assert!(two_pass(cases[0]).is_some());
     }
 }

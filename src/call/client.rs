@@ -60,15 +60,41 @@ impl Decoded {
 
     /// The call as a JSON-RPC request, for a JSON-RPC agent: as it came,
     /// or written from its method and `params` with the gateway's id.
-    pub(crate) fn envelope(&self, params: Option<&RawValue>) -> Result<Bytes, GatewayError> {
+    pub(super) fn envelope(&self, params: RawParams<'_>) -> Result<Bytes, GatewayError> {
         let (method, text) = match self {
             Decoded::JsonRpc(bytes) => return Ok(bytes.clone()),
             Decoded::Params { method, params } => (method, params),
         };
+        let params = params.get()?;
         let mut call = Vec::with_capacity(text.len() + method.name.len() + 48);
         jsonrpc::write_request(&mut call, jsonrpc::gateway_id(), method.name, &params)
             .map_err(|e| GatewayError::Internal(format!("the call could not be encoded: {e}")))?;
         Ok(Bytes::from(call))
+    }
+}
+
+/// The params as the client sent them, for a bridge or an agent binding
+/// that encodes them itself. A JSON-RPC request read in one pass has them
+/// only in its body; a pass-through never needs them, so they are found
+/// again only when asked for.
+#[derive(Clone, Copy)]
+pub(super) enum RawParams<'a> {
+    Read(Option<&'a RawValue>),
+    InBody(&'a [u8]),
+}
+
+impl<'a> RawParams<'a> {
+    pub(super) fn get(self) -> Result<Option<&'a RawValue>, GatewayError> {
+        match self {
+            RawParams::Read(raw) => Ok(raw),
+            RawParams::InBody(body) => match jsonrpc::parse(body) {
+                Ok(envelope) => Ok(envelope.params),
+                Err(e) => Err(GatewayError::Internal(format!(
+                    "the call's params could not be read again: {}",
+                    e.message
+                ))),
+            },
+        }
     }
 }
 

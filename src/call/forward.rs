@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::bridged;
-use super::client::{ClientBinding, Decoded};
+use super::client::{ClientBinding, Decoded, RawParams};
 use super::validated::{caller, Call};
 use crate::a2a::dialect::Versions;
 use crate::a2a::{Family, Version};
@@ -211,7 +211,7 @@ impl Plan {
     fn request(
         &mut self,
         state: &AppState,
-        (mut parts, raw_params, decoded): (http::request::Parts, Option<&RawValue>, &Decoded),
+        (mut parts, raw_params, decoded): (http::request::Parts, RawParams<'_>, &Decoded),
         (upstream, config, owner): (&Upstream, &crate::config::Upstream, &str),
         origin: Origin,
         caller: &Caller<'_>,
@@ -220,7 +220,7 @@ impl Plan {
         match &self.forward {
             Forward::JsonRpc => {
                 let bytes = match &mut self.bridged {
-                    Some(b) => b.request(state, &mut parts, raw_params)?,
+                    Some(b) => b.request(state, &mut parts, raw_params.get()?)?,
                     None => decoded.envelope(raw_params)?,
                 };
                 let request = upstream.rpc_call_from(parts, bytes, origin, caller);
@@ -330,8 +330,9 @@ fn agent_params(
     bridged: &mut Option<bridged::Bridged>,
     state: &AppState,
     parts: &mut http::request::Parts,
-    raw_params: Option<&RawValue>,
+    raw_params: RawParams<'_>,
 ) -> Result<Option<Value>, GatewayError> {
+    let raw_params = raw_params.get()?;
     match bridged {
         Some(b) => b.params(state, parts, raw_params).map(Some),
         None => egress::params::params_value(raw_params),

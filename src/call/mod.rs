@@ -11,7 +11,7 @@ use http::{Request, Response};
 use http_body_util::BodyExt;
 use serde_json::value::RawValue;
 
-use crate::a2a::model::{read, Params};
+use crate::a2a::model::{one_pass, read, Params};
 use crate::a2a::{jsonrpc, methods, validate, Family, Method};
 use crate::auth::authz::Target;
 use crate::auth::Identity;
@@ -35,6 +35,7 @@ mod probe;
 mod route;
 mod validated;
 
+use client::RawParams;
 pub use intake::origin;
 use intake::{check_content_type, client_address};
 use route::{learn_from_request, route};
@@ -258,11 +259,13 @@ type ReadCall<'a> = (
     Option<&'a RawValue>,
     &'static Method,
     Params<'a>,
-    Option<&'a RawValue>,
+    RawParams<'a>,
 );
 
 /// A call's id, method and validated params, as decoded; or why not, with
 /// the id to mirror. A call another binding decoded takes the gateway's id.
+/// A JSON-RPC request is read in one pass when it can be
+/// (`crate::a2a::model::one_pass`), else in two, which words refusals.
 fn read_call<'a>(
     decoded: &'a Decoded,
     record: &mut Record,
@@ -277,9 +280,16 @@ fn read_call<'a>(
                 (GatewayError::Internal(why), id)
             })?;
             let params = checked_params(method, Some(raw)).map_err(|e| (e, id))?;
-            return Ok((id, *method, params, Some(raw)));
+            return Ok((id, *method, params, RawParams::Read(Some(raw))));
         }
     };
+    if let Some(read) = crate::a2a::utf8::text(bytes).and_then(one_pass::read) {
+        record.called = Called::Known(read.method);
+        if let Err(why) = validate::check(read.method, &read.params) {
+            return Err((GatewayError::InvalidParams(why), read.id));
+        }
+        return Ok((read.id, read.method, read.params, RawParams::InBody(bytes)));
+    }
     let envelope = jsonrpc::parse(bytes).map_err(|e| {
         let error = GatewayError::Rpc {
             code: e.code,
@@ -296,7 +306,7 @@ fn read_call<'a>(
     record.called = Called::Known(method);
     let raw = envelope.params;
     match checked_params(method, raw) {
-        Ok(params) => Ok((id, method, params, raw)),
+        Ok(params) => Ok((id, method, params, RawParams::Read(raw))),
         Err(e) => Err((e, id)),
     }
 }

@@ -4,7 +4,7 @@
 use http::request::Parts;
 use serde_json::value::RawValue;
 
-use super::client::ClientBinding;
+use super::client::{ClientBinding, RawParams};
 use crate::a2a::model::Params;
 use crate::a2a::Method;
 use crate::auth::Identity;
@@ -23,7 +23,7 @@ pub(super) struct Call<'a> {
     pub(super) method: &'static Method,
     pub(super) params: &'a Params<'a>,
     /// The params as the client sent them (what the bridge translates).
-    pub(super) raw_params: Option<&'a RawValue>,
+    pub(super) raw_params: RawParams<'a>,
     pub(super) identity: Option<&'a Identity>,
     pub(super) path_upstream: Option<usize>,
     pub(super) client_binding: ClientBinding,

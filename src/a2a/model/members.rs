@@ -10,6 +10,8 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, Error, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::borrowed::Borrowed;
+
 #[derive(Debug, Default)]
 pub struct Members<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
 
@@ -22,7 +24,8 @@ impl<'a> Members<'a> {
     /// The member `name` when it is a string.
     pub fn text(&self, name: &str) -> Option<Cow<'a, str>> {
         let raw = self.get(name)?;
-        serde_json::from_str::<Cow<'a, str>>(raw.get()).ok()
+        let text = serde_json::from_str::<Borrowed<'a>>(raw.get()).ok()?;
+        Some(text.0)
     }
 }
 
@@ -43,7 +46,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut members: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(Borrowed(key)) = map.next_key()? {
             if members.iter().any(|(k, _)| *k == key) {
                 return Err(A::Error::custom(format_args!(
                     "member '{key}' appears twice"

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::borrowed;
 use super::members::Members;
 use super::role::Role;
 
@@ -17,17 +18,27 @@ use super::role::Role;
 #[serde(rename_all = "camelCase")]
 pub struct Message<'a> {
     /// 0.2/0.3: `"message"`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default, alias = "message_id")]
+    #[serde(
+        borrow,
+        default,
+        alias = "message_id",
+        deserialize_with = "borrowed::opt"
+    )]
     pub message_id: Option<Cow<'a, str>>,
     #[serde(default)]
     pub role: Option<Role>,
     #[serde(borrow, default)]
     pub parts: Option<Vec<Part<'a>>>,
-    #[serde(borrow, default, alias = "task_id")]
+    #[serde(borrow, default, alias = "task_id", deserialize_with = "borrowed::opt")]
     pub task_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, alias = "context_id")]
+    #[serde(
+        borrow,
+        default,
+        alias = "context_id",
+        deserialize_with = "borrowed::opt"
+    )]
     pub context_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub metadata: Option<Members<'a>>,
@@ -43,12 +54,12 @@ pub struct Message<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct Part<'a> {
     /// 0.1: `text`, `file` or `data`.
-    #[serde(borrow, default, rename = "type")]
+    #[serde(borrow, default, rename = "type", deserialize_with = "borrowed::opt")]
     pub type_: Option<Cow<'a, str>>,
     /// 0.2/0.3: `text`, `file` or `data`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub text: Option<Cow<'a, str>>,
     /// 0.1–0.3 file content.
     #[serde(borrow, default)]
@@ -57,14 +68,19 @@ pub struct Part<'a> {
     #[serde(borrow, default)]
     pub data: Option<&'a RawValue>,
     /// 1.0: base64 bytes.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub raw: Option<Cow<'a, str>>,
     /// 1.0: a file's URL.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub url: Option<Cow<'a, str>>,
-    #[serde(borrow, default, alias = "media_type")]
+    #[serde(
+        borrow,
+        default,
+        alias = "media_type",
+        deserialize_with = "borrowed::opt"
+    )]
     pub media_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub filename: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub metadata: Option<Members<'a>>,
@@ -74,13 +90,18 @@ pub struct Part<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct File<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub bytes: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub uri: Option<Cow<'a, str>>,
-    #[serde(borrow, default, alias = "mime_type")]
+    #[serde(
+        borrow,
+        default,
+        alias = "mime_type",
+        deserialize_with = "borrowed::opt"
+    )]
     pub mime_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub name: Option<Cow<'a, str>>,
 }
 

@@ -9,10 +9,12 @@
 //!   ([`role`], [`count`], [`members`], [`loose`]).
 
 pub mod answer;
+pub mod borrowed;
 pub mod count;
 pub mod loose;
 pub mod members;
 pub mod message;
+pub mod one_pass;
 pub mod params;
 pub mod read;
 pub mod role;

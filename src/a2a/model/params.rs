@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::borrowed;
 use super::count::Count;
 use super::members::Members;
 use super::message::Message;
@@ -24,13 +25,18 @@ pub struct SendParams<'a> {
     pub configuration: Option<SendConfiguration<'a>>,
     #[serde(borrow, default)]
     pub metadata: Option<Members<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub tenant: Option<Cow<'a, str>>,
     /// 0.1: the task id the client picks.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub id: Option<Cow<'a, str>>,
     /// 0.1: the conversation (later `contextId`).
-    #[serde(borrow, default, alias = "session_id")]
+    #[serde(
+        borrow,
+        default,
+        alias = "session_id",
+        deserialize_with = "borrowed::opt"
+    )]
     pub session_id: Option<Cow<'a, str>>,
     /// 0.1: the webhook for this task.
     #[serde(borrow, default, alias = "push_notification")]
@@ -76,17 +82,17 @@ pub struct SendConfiguration<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PushConfig<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, alias = "task_id")]
+    #[serde(borrow, default, alias = "task_id", deserialize_with = "borrowed::opt")]
     pub task_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub url: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub token: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub authentication: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub tenant: Option<Cow<'a, str>>,
     #[serde(borrow, default, alias = "push_notification_config")]
     pub push_notification_config: Option<Box<PushConfig<'a>>>,
@@ -104,17 +110,22 @@ pub struct PushConfig<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskParams<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, alias = "task_id")]
+    #[serde(borrow, default, alias = "task_id", deserialize_with = "borrowed::opt")]
     pub task_id: Option<Cow<'a, str>>,
     #[serde(default, alias = "history_length")]
     pub history_length: Option<Count>,
-    #[serde(borrow, default, alias = "push_notification_config_id")]
+    #[serde(
+        borrow,
+        default,
+        alias = "push_notification_config_id",
+        deserialize_with = "borrowed::opt"
+    )]
     pub push_notification_config_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub metadata: Option<Members<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub tenant: Option<Cow<'a, str>>,
 }
 
@@ -122,17 +133,27 @@ pub struct TaskParams<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListParams<'a> {
-    #[serde(borrow, default, alias = "context_id")]
+    #[serde(
+        borrow,
+        default,
+        alias = "context_id",
+        deserialize_with = "borrowed::opt"
+    )]
     pub context_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub status: Option<&'a RawValue>,
     #[serde(default, alias = "page_size")]
     pub page_size: Option<Count>,
-    #[serde(borrow, default, alias = "page_token")]
+    #[serde(
+        borrow,
+        default,
+        alias = "page_token",
+        deserialize_with = "borrowed::opt"
+    )]
     pub page_token: Option<Cow<'a, str>>,
     #[serde(default, alias = "history_length")]
     pub history_length: Option<Count>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed::opt")]
     pub tenant: Option<Cow<'a, str>>,
 }
 

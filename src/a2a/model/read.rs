@@ -1,7 +1,9 @@
 //! Reading a call's params into the model: one serde pass over the
-//! `params` member's text, with the path of whatever is wrong.
+//! `params` member (`by_family`, which the one-pass read of a JSON-RPC
+//! request uses too), with the path of whatever is wrong.
 
-use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::params::{ListParams, Params, PushConfig, SendParams, TaskParams};
@@ -19,32 +21,47 @@ pub fn params<'a>(method: &Method, raw: Option<&'a RawValue>) -> Result<Params<'
         return Err("params must be an object (A2A uses named parameters)".into());
     }
     let text = raw.get();
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Ok(read) = by_family(method, &mut de) {
+        if de.end().is_ok() {
+            return Ok(read);
+        }
+    }
+    // Refused params are read a second time, with the path tracked, for
+    // the message: tracking the path of every value cost more than the
+    // reading itself (callgrind), and most calls are valid.
+    let mut track = serde_path_to_error::Track::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let tracked = serde_path_to_error::Deserializer::new(&mut de, &mut track);
+    match by_family(method, tracked) {
+        Ok(read) => Ok(read),
+        Err(e) => Err(describe(
+            "params",
+            &serde_path_to_error::Error::new(track.path(), e),
+        )),
+    }
+}
+
+/// The params object in `d` read as `method`'s params type.
+pub fn by_family<'de, D: Deserializer<'de>>(
+    method: &Method,
+    d: D,
+) -> Result<Params<'de>, D::Error> {
     Ok(match method.family {
-        Family::Send | Family::Stream => Params::Send(typed::<SendParams<'a>>(text)?),
+        Family::Send | Family::Stream => Params::Send(SendParams::deserialize(d)?),
         Family::GetTask
         | Family::CancelTask
         | Family::Resubscribe
         | Family::PushGet
         | Family::PushList
-        | Family::PushDelete => Params::Task(typed::<TaskParams<'a>>(text)?),
-        Family::ListTasks => Params::List(typed::<ListParams<'a>>(text)?),
-        Family::PushSet => Params::PushSet(typed::<PushConfig<'a>>(text)?),
-        Family::ExtendedCard => Params::Card,
+        | Family::PushDelete => Params::Task(TaskParams::deserialize(d)?),
+        Family::ListTasks => Params::List(ListParams::deserialize(d)?),
+        Family::PushSet => Params::PushSet(PushConfig::deserialize(d)?),
+        Family::ExtendedCard => {
+            IgnoredAny::deserialize(d)?;
+            Params::Card
+        }
     })
-}
-
-/// Reads `text` as `T`. Refused params are read a second time, with the
-/// path tracked, for the message: tracking the path of every value cost
-/// more than the reading itself (callgrind), and most calls are valid.
-fn typed<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, String> {
-    if let Ok(read) = serde_json::from_str(text) {
-        return Ok(read);
-    }
-    let mut de = serde_json::Deserializer::from_str(text);
-    match serde_path_to_error::deserialize(&mut de) {
-        Ok(read) => Ok(read),
-        Err(e) => Err(describe("params", &e)),
-    }
 }
 
 /// `at.path` and what is wrong there, in words a client can act on:
