@@ -48,7 +48,7 @@ pub fn by_family<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Params<'de>, D::Error> {
     Ok(match method.family {
-        Family::Send | Family::Stream => Params::Send(SendParams::deserialize(d)?),
+        Family::Send | Family::Stream => Params::Send(Box::new(SendParams::deserialize(d)?)),
         Family::GetTask
         | Family::CancelTask
         | Family::Resubscribe
