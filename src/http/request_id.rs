@@ -1,7 +1,9 @@
-//! Every proxied call's `X-Request-Id`: the client's own, or one made here.
-//! tower-http's `SetRequestId` and `PropagateRequestId` set it on the
-//! request and echo it on the answer (`crate::server::stack`); this file makes the
-//! ids.
+//! Every proxied call's `X-Request-Id`: the client's own, or one made here,
+//! set on the request (`assign`) and echoed on the answer (`echo`) by
+//! `crate::server::stack`. tower-http's `SetRequestId` and
+//! `PropagateRequestId` did this, and each also put the id in the request's
+//! and the response's extensions, which nothing here reads: two maps and
+//! four allocations a call (callgrind, #64).
 //!
 //! Made ids are UUID-shaped, unique, and cheap: a random 64-bit prefix chosen
 //! once per process plus a counter, with no `getrandom` syscall per request
@@ -13,8 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use http::{HeaderName, HeaderValue, Request};
-use tower_http::request_id::{MakeRequestId, RequestId};
+use http::{HeaderMap, HeaderName, HeaderValue, Request};
 
 /// `X-Request-Id`, as a name made once: a lookup by `&str` checks and
 /// lower-cases the name on every call.
@@ -67,14 +68,25 @@ fn never_indexed(value: &mut HeaderValue) {
     value.set_sensitive(true);
 }
 
-/// Makes the ids tower-http's `SetRequestId` sets on requests that carry
-/// none.
-#[derive(Clone, Copy, Default)]
-pub struct MakeId;
+/// Gives a request that carries no id one. A client's id is marked
+/// never-indexed with the credentials (`crate::server::stack`).
+pub fn assign<B>(mut request: Request<B>) -> Request<B> {
+    let headers = request.headers_mut();
+    if !headers.contains_key(HEADER) {
+        if let Some(id) = make() {
+            headers.insert(HEADER, id);
+        }
+    }
+    request
+}
 
-impl MakeRequestId for MakeId {
-    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        make().map(RequestId::new)
+/// Sets the request's id on an answer that has none of its own (an id the
+/// agent answered with is kept).
+pub fn echo(headers: &mut HeaderMap, id: Option<HeaderValue>) {
+    if let Some(id) = id {
+        if !headers.contains_key(HEADER) {
+            headers.insert(HEADER, id);
+        }
     }
 }
 
@@ -100,49 +112,38 @@ mod tests {
         assert_ne!(one, two);
     }
 
-    /// Runs one request through tower-http's layers, as the stack has
-    /// them, to a handler that records the id it was given and answers
-    /// with `answer_id`, if any.
-    async fn through(
+    /// Runs one request as the stack does: `assign`, a handler that
+    /// records the ids it was given and answers with `answer_id`, if any,
+    /// then `echo`.
+    fn through(
         sent: Option<&str>,
         answer_id: Option<&'static str>,
     ) -> (String, http::Response<()>) {
-        use tower::{ServiceBuilder, ServiceExt};
-        use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let record = seen.clone();
-        let handler = tower::service_fn(move |request: Request<()>| {
-            let ids: Vec<String> = request
-                .headers()
-                .get_all(HEADER)
-                .iter()
-                .map(|v| v.to_str().unwrap().to_string())
-                .collect();
-            record.lock().unwrap().extend(ids);
-            let mut response = http::Response::new(());
-            if let Some(id) = answer_id {
-                response
-                    .headers_mut()
-                    .insert(HEADER, HeaderValue::from_static(id));
-            }
-            std::future::ready(Ok::<_, std::convert::Infallible>(response))
-        });
         let mut request = Request::new(());
         if let Some(id) = sent {
             request.headers_mut().insert(HEADER, id.parse().unwrap());
         }
-        let response = ServiceBuilder::new()
-            .layer(SetRequestIdLayer::new(HEADER, MakeId))
-            .layer(PropagateRequestIdLayer::new(HEADER))
-            .service(handler)
-            .oneshot(request)
-            .await
-            .unwrap();
-        let seen = seen.lock().unwrap();
+        let request = assign(request);
+        let seen: Vec<String> = request
+            .headers()
+            .get_all(HEADER)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_string())
+            .collect();
         assert_eq!(
             seen.len(),
             1,
             "exactly one id reaches the handler: {seen:?}"
+        );
+        let mut response = http::Response::new(());
+        if let Some(id) = answer_id {
+            response
+                .headers_mut()
+                .insert(HEADER, HeaderValue::from_static(id));
+        }
+        echo(
+            response.headers_mut(),
+            request.headers().get(HEADER).cloned(),
         );
         (seen[0].clone(), response)
     }
@@ -156,26 +157,26 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test]
-    async fn a_client_id_reaches_the_handler_and_comes_back() {
-        let (seen, response) = through(Some("client-chosen"), None).await;
+    #[test]
+    fn a_client_id_reaches_the_handler_and_comes_back() {
+        let (seen, response) = through(Some("client-chosen"), None);
         assert_eq!(seen, "client-chosen");
         assert_eq!(answered(&response), ["client-chosen"]);
     }
 
-    #[tokio::test]
-    async fn a_made_id_reaches_the_handler_and_comes_back() {
-        let (seen, response) = through(None, None).await;
+    #[test]
+    fn a_made_id_reaches_the_handler_and_comes_back() {
+        let (seen, response) = through(None, None);
         assert_eq!(seen.len(), 36, "{seen}");
         assert_eq!(answered(&response), [seen.as_str()]);
         assert!(response.headers()[HEADER].is_sensitive());
-        let (again, _) = through(None, None).await;
+        let (again, _) = through(None, None);
         assert_ne!(again, seen, "each call gets its own id");
     }
 
-    #[tokio::test]
-    async fn an_id_the_answer_carries_is_kept() {
-        let (seen, response) = through(Some("client-chosen"), Some("agent-own")).await;
+    #[test]
+    fn an_id_the_answer_carries_is_kept() {
+        let (seen, response) = through(Some("client-chosen"), Some("agent-own"));
         assert_eq!(seen, "client-chosen");
         assert_eq!(answered(&response), ["agent-own"]);
     }

@@ -17,14 +17,13 @@ use hyper_util::service::TowerToHyperService;
 use tower::util::BoxCloneService;
 use tower::{service_fn, ServiceBuilder, ServiceExt};
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::{DefaultOnFailure, DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
-use crate::http::request_id::{MakeId, HEADER};
+use crate::http::request_id::{self, HEADER};
 use crate::state::{AppState, ConnInfo, Shared};
 
 pub type HttpService = BoxCloneService<Request<Incoming>, Response<Body>, Infallible>;
@@ -68,6 +67,9 @@ fn proxy_for(shared: Shared, sensitive: Arc<[HeaderName]>, conn: ConnInfo) -> Co
         // Each call runs under the configuration current when it arrived.
         let state = shared.load_full();
         let conn = conn.clone();
+        // The id `request_id::assign` set, for the answer. Echoed here,
+        // inside the panic layer: its 500 goes without it.
+        let id = request.headers().get(HEADER).cloned();
         // Boxed here, so that each layer above wraps a pointer: unboxed,
         // every layer's `call` moved the whole handler future (kilobytes:
         // its size is that of its largest state) again, a quarter of a
@@ -80,7 +82,10 @@ fn proxy_for(shared: Shared, sensitive: Arc<[HeaderName]>, conn: ConnInfo) -> Co
             crate::server::dispatch::dispatch(state, conn, request),
         );
         let handled: HandlerFuture = Box::into_pin(handled);
-        futures_util::FutureExt::map(handled, Ok::<_, Infallible>)
+        futures_util::FutureExt::map(handled, move |mut response| {
+            request_id::echo(response.headers_mut(), id);
+            Ok::<_, Infallible>(response)
+        })
     });
     let service = ServiceBuilder::new()
         // Outermost: credentials are marked before any layer could log them.
@@ -88,8 +93,7 @@ fn proxy_for(shared: Shared, sensitive: Arc<[HeaderName]>, conn: ConnInfo) -> Co
         // The client's X-Request-Id, or one made here, is set before the
         // span opens, so every log line, the access line, the agent and the
         // answer carry the same id (an id the agent answers with is kept).
-        .layer(SetRequestIdLayer::new(HEADER, MakeId))
-        .layer(PropagateRequestIdLayer::new(HEADER))
+        .map_request(request_id::assign)
         // The span layer's answer, in the one body type.
         .map_response(|response: Response<_>| response.map(Body::new))
         // One span per request (id, method, path) at debug: lines logged
