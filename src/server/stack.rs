@@ -1,7 +1,7 @@
-//! The tower stack in front of the handlers, built in one place: one
-//! `ServiceBuilder` that every proxied request goes through, at every log
-//! level. Layers run top to bottom on the way in; each comment says why it
-//! stands where it does.
+//! The tower stack in front of the handlers, built in one place: the
+//! layers every proxied request goes through, and the span layer too while
+//! debug lines are logged. Layers run top to bottom on the way in; each
+//! comment says why it stands where it does.
 //!
 //! A listener's stack is built for each connection it accepts, with that
 //! connection's [`ConnInfo`] in its innermost service: the handlers get it
@@ -9,6 +9,7 @@
 
 use std::any::Any;
 use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use http::{header, HeaderName, Request, Response};
@@ -16,7 +17,6 @@ use hyper::body::Incoming;
 use hyper_util::service::TowerToHyperService;
 use tower::util::BoxCloneService;
 use tower::{service_fn, ServiceBuilder, ServiceExt};
-use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::{DefaultOnFailure, DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -67,8 +67,7 @@ fn proxy_for(shared: Shared, sensitive: Arc<[HeaderName]>, conn: ConnInfo) -> Co
         // Each call runs under the configuration current when it arrived.
         let state = shared.load_full();
         let conn = conn.clone();
-        // The id `request_id::assign` set, for the answer. Echoed here,
-        // inside the panic layer: its 500 goes without it.
+        // The id `request_id::assign` set, for the answer.
         let id = request.headers().get(HEADER).cloned();
         // Boxed here, so that each layer above wraps a pointer: unboxed,
         // every layer's `call` moved the whole handler future (kilobytes:
@@ -82,25 +81,48 @@ fn proxy_for(shared: Shared, sensitive: Arc<[HeaderName]>, conn: ConnInfo) -> Co
             crate::server::dispatch::dispatch(state, conn, request),
         );
         let handled: HandlerFuture = Box::into_pin(handled);
-        futures_util::FutureExt::map(handled, move |mut response| {
+        futures_util::FutureExt::map(caught(handled), move |mut response| {
             request_id::echo(response.headers_mut(), id);
             Ok::<_, Infallible>(response)
         })
     });
-    let service = ServiceBuilder::new()
-        // Outermost: credentials are marked before any layer could log them.
+    let service = if tracing::enabled!(Level::DEBUG) {
+        with_spans(sensitive, handler)
+    } else {
+        ServiceBuilder::new()
+            // Outermost: credentials are marked before any layer could
+            // log them.
+            .layer(SetSensitiveRequestHeadersLayer::from_shared(sensitive))
+            // The client's X-Request-Id, or one made here, is set first,
+            // so every log line, the access line, the agent and the answer
+            // carry the same id (an id the agent answers with is kept).
+            .map_request(request_id::assign)
+            .service(handler)
+            .boxed_clone()
+    };
+    TowerToHyperService::new(service)
+}
+
+/// The stack with one span per request (id, method, path), for a
+/// connection accepted while debug lines are logged: lines logged while a
+/// request is handled name it. At info the span layer is left out (its
+/// clock reads, its future and its body wrapper cost every call), and the
+/// lines logged at info name what they are about; the access line carries
+/// the id. Failures are the access line's to report, not an error line
+/// each.
+fn with_spans<S>(sensitive: Arc<[HeaderName]>, handler: S) -> HttpService
+where
+    S: tower::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    ServiceBuilder::new()
         .layer(SetSensitiveRequestHeadersLayer::from_shared(sensitive))
-        // The client's X-Request-Id, or one made here, is set before the
-        // span opens, so every log line, the access line, the agent and the
-        // answer carry the same id (an id the agent answers with is kept).
         .map_request(request_id::assign)
         // The span layer's answer, in the one body type.
         .map_response(|response: Response<_>| response.map(Body::new))
-        // One span per request (id, method, path) at debug: lines logged
-        // while it is handled name it. At info the span is not made (it
-        // would cost a sixth of a call); the lines logged at info name
-        // what they are about, and the access line carries the id.
-        // Failures are the access line's to report, not an error line each.
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|request: &Request<Incoming>| {
@@ -114,11 +136,17 @@ fn proxy_for(shared: Shared, sensitive: Arc<[HeaderName]>, conn: ConnInfo) -> Co
                 .on_response(DefaultOnResponse::new().level(Level::DEBUG))
                 .on_failure(DefaultOnFailure::new().level(Level::DEBUG)),
         )
-        // Innermost: a panic becomes a 500 JSON-RPC error, never a dropped
-        // connection, and is logged inside the request's span.
-        .layer(CatchPanicLayer::custom(panicked))
-        .service(handler);
-    TowerToHyperService::new(service.boxed_clone())
+        .service(handler)
+        .boxed_clone()
+}
+
+/// A panic becomes a 500 JSON-RPC error, never a dropped connection,
+/// logged inside the request's span where there is one. Caught here rather
+/// than by tower-http's CatchPanic, which boxed every answer's body once
+/// more.
+fn caught(handled: HandlerFuture) -> impl std::future::Future<Output = Response<Body>> {
+    let answered = futures_util::FutureExt::catch_unwind(AssertUnwindSafe(handled));
+    futures_util::FutureExt::map(answered, |answered| answered.unwrap_or_else(panicked))
 }
 
 /// Logs a handler's panic and answers for it.
@@ -168,16 +196,14 @@ mod tests {
         let _serial = crate::telemetry::log::capture::serial();
         let capture = crate::telemetry::log::capture::Capture::default();
         let _logging = capture.install(crate::config::LogFormat::Text);
-        let service = ServiceBuilder::new()
-            .layer(CatchPanicLayer::custom(panicked))
-            .service(service_fn(|_: Request<()>| async {
-                tokio::task::yield_now().await;
-                if true {
-                    panic!("{}", String::from("boom"));
-                }
-                Ok::<_, Infallible>(Response::new(crate::http::body::empty()))
-            }));
-        let response = service.oneshot(Request::new(())).await.unwrap();
+        let response = caught(Box::pin(async {
+            tokio::task::yield_now().await;
+            if true {
+                panic!("{}", String::from("boom"));
+            }
+            Response::new(crate::http::body::empty())
+        }))
+        .await;
         assert_eq!(response.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
         let body = response.into_body().collect().await.unwrap().to_bytes();
         let value: serde_json::Value = serde_json::from_slice(&body).unwrap();

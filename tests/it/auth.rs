@@ -1489,6 +1489,12 @@ async fn no_secret_in_logs(format: &str) {
         logs.contains("a2a-gateway listening") && logs.contains("routed"),
         "debug logs were written: {logs}"
     );
+    // At debug each request has its span, and lines logged while it is
+    // handled name it.
+    assert!(
+        logs.contains("request{id=") || logs.contains("\"name\":\"request\""),
+        "debug lines name the request's span: {logs}"
+    );
     let basic_b64_ok = basic_ok.trim_start_matches("Basic ").to_string();
     let basic_b64_bad = basic_bad.trim_start_matches("Basic ").to_string();
     let signature = |t: &str| t.rsplit('.').next().unwrap().to_string();
