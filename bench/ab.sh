@@ -18,6 +18,11 @@
 #   directly at the same rate in the same round;
 # - memory per idle stream: AB_IDLE streams held open, RSS during minus
 #   before, over the streams (the gateway started fresh for it).
+# With nginx installed (Debian's package; AB_NGINX=0 leaves it out), nginx
+# as a plain reverse proxy (bench/nginx.conf, without its TLS listener)
+# takes its turn in the CPU rows too, as N: the reference a user would
+# otherwise pick, measured in the same rounds (its master's and workers'
+# CPU).
 # Every loop is bounded (AB_ROUNDS rounds, AB_SECS seconds a run) and every
 # address is 127.0.0.1.
 set -euo pipefail
@@ -29,6 +34,7 @@ ROUNDS=${AB_ROUNDS:-3}
 RATE=${AB_RATE:-1000}
 SECS=${AB_SECS:-8}
 IDLE=${AB_IDLE:-2000}
+NGINX=${AB_NGINX:-$(command -v nginx >/dev/null && echo 1 || echo 0)}
 OUT=bench/out/ab
 rm -rf "$OUT"; mkdir -p "$OUT/logs"
 
@@ -48,11 +54,12 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 BASE=${AB_PORT_BASE:-}
 if [ -z "$BASE" ]; then
   for b in $(seq 22000 10 22990); do
-    if port_free "$b" && port_free $((b + 1)) && port_free $((b + 2)); then BASE=$b; break; fi
+    if port_free "$b" && port_free $((b + 1)) && port_free $((b + 2)) && port_free $((b + 3)) \
+      && port_free $((b + 4)); then BASE=$b; break; fi
   done
 fi
 [ -n "$BASE" ] || { echo "no free ports" >&2; exit 1; }
-UPORT=$BASE; GPORT=$((BASE + 1)); GADMIN=$((BASE + 2))
+UPORT=$BASE; GPORT=$((BASE + 1)); GADMIN=$((BASE + 2)); NGX_H1=$((BASE + 3)); NGX_H2=$((BASE + 4))
 wait_http() { # URL SECONDS
   local deadline=$(($(date +%s) + $2))
   until curl -sf -o /dev/null --max-time 1 "$1"; do
@@ -61,7 +68,13 @@ wait_http() { # URL SECONDS
   done
 }
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks() { # PID: its utime + stime and its children's (nginx's workers)
+  local p sum=0
+  for p in "$1" $(pgrep -P "$1" || true); do
+    sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$sum"
+}
 rss_kb() { awk '$1 == "VmRSS:" {print $2}' "/proc/$1/status"; }
 jnum() { sed -n "s/.*\"$2\":\\([0-9.]*\\).*/\\1/p" <<<"$1"; }
 CLK_TCK=$(getconf CLK_TCK)
@@ -76,6 +89,26 @@ start_gateway() { # BINARY
     --upstream "bench=http://127.0.0.1:$UPORT" 2>>"$OUT/logs/gateway.log" &
   GW_PID=$!; PIDS+=("$GW_PID")
   wait_http "http://127.0.0.1:$GADMIN/readyz" 60 || { echo "gateway $1 not ready" >&2; exit 1; }
+}
+
+start_nginx() {
+  local prefix=$PWD/$OUT/nginx
+  mkdir -p "$prefix"
+  sed -e "s#@PREFIX@#$prefix#g" -e "s#@UPSTREAM@#127.0.0.1:$UPORT#g" -e "s#@H1@#$NGX_H1#g" \
+    -e "s#@H2@#$NGX_H2#g" -e '/@TLS@/d' -e '/ssl_certificate/d' bench/nginx.conf >"$prefix/nginx.conf"
+  nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/error.log" 2>>"$OUT/logs/nginx.log" &
+  GW_PID=$!; PIDS+=("$GW_PID")
+  wait_http "http://127.0.0.1:$NGX_H1/.well-known/agent-card.json" 20 || { echo "nginx did not start" >&2; exit 1; }
+}
+
+# Starts target NAME (A, B or N) and prints the URL its PROTO is served at.
+start_target() { # NAME BINARY PROTO
+  if [ "$1" = N ]; then
+    start_nginx
+    [ "$3" = h2 ] && URL=http://127.0.0.1:$NGX_H2/ || URL=http://127.0.0.1:$NGX_H1/
+  else
+    start_gateway "$2"; URL=http://127.0.0.1:$GPORT/
+  fi
 }
 
 rate_run() { # URL PROTO: prints the client's JSON line
@@ -105,23 +138,24 @@ record() { echo "$1" >>"$OUT/ab.jsonl"; }
 for round in $(seq "$ROUNDS"); do
   # Alternate which binary goes first.
   order=("A:$OLD" "B:$NEW"); [ $((round % 2)) = 0 ] && order=("B:$NEW" "A:$OLD")
+  targets=("${order[@]}"); [ "$NGINX" = 1 ] && targets+=("N:nginx")
   for proto in h1 h2; do
     direct=$(rate_run "http://127.0.0.1:$UPORT/" "$proto")
     record "{\"round\":$round,\"proto\":\"$proto\",\"target\":\"direct\",$(sed 's/^{//' <<<"$direct")"
-    for entry in "${order[@]}"; do
+    for entry in "${targets[@]}"; do
       name=${entry%%:*}; bin=${entry#*:}
-      start_gateway "$bin"
+      start_target "$name" "$bin" "$proto"
       # Warm-up: connections, lazily built state.
-      "$UP" rate --url "http://127.0.0.1:$GPORT/" --body "$OUT/send1k.json" --rate 500 --secs 1 --conns 4 >/dev/null 2>&1 || true
+      "$UP" rate --url "$URL" --body "$OUT/send1k.json" --rate 500 --secs 1 --conns 4 >/dev/null 2>&1 || true
       t0=$(ticks "$GW_PID")
-      line=$(rate_run "http://127.0.0.1:$GPORT/" "$proto")
+      line=$(rate_run "$URL" "$proto")
       t1=$(ticks "$GW_PID")
       calls=$(jnum "$line" ok); calls=${calls:-0}
       cpu_us=$(awk -v t=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$calls" 'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1e6 / n : 0) }')
       record "{\"round\":$round,\"proto\":\"$proto\",\"target\":\"$name\",\"cpu_us_per_call\":$cpu_us,$(sed 's/^{//' <<<"$line")"
       echo "round $round $proto $name: $calls calls, ${cpu_us} µs CPU a call, p99 $(jnum "$line" p99_us) µs (direct $(jnum "$direct" p99_us) µs)"
       t0=$(ticks "$GW_PID")
-      read -r requests errors <<<"$(saturate "http://127.0.0.1:$GPORT/" "$proto")"
+      read -r requests errors <<<"$(saturate "$URL" "$proto")"
       t1=$(ticks "$GW_PID")
       [ "${errors:-1}" = 0 ] || echo "  saturation $proto $name: $errors errors" >&2
       sat_us=$(awk -v t=$((t1 - t0)) -v hz="$CLK_TCK" -v n="${requests:-0}" 'BEGIN { printf "%.2f", (n > 0 ? t / hz * 1e6 / n : 0) }')
@@ -159,6 +193,16 @@ med = lambda xs: statistics.median(xs) if xs else float("nan")
 def pick(target, proto, key):
     return [r[key] for r in rows if r["target"] == target and r["proto"] == proto and key in r]
 print(f"A = `{sys.argv[2]}`, B = `{sys.argv[3]}`; medians of {max(r['round'] for r in rows)} alternating rounds.\n")
+nginx = any(r["target"] == "N" for r in rows)
+if nginx:
+    print("N = nginx, a plain reverse proxy (bench/nginx.conf), in the same rounds.\n")
+    print("| measure | proto | A | B | N | B / A | B / N | A / N |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for key, what in (("sat_cpu_us_per_call", "at saturation"), ("cpu_us_per_call", "at the fixed rate")):
+        for proto, name in (("h1", "HTTP/1.1"), ("h2", "h2c")):
+            a, b, n = (med(pick(t, proto, key)) for t in ("A", "B", "N"))
+            print(f"| CPU per `message/send` 1 KiB call {what} (µs) | {name} | {a:.1f} | {b:.1f} | {n:.1f} | {b / a:.2f}× | {b / n:.2f}× | {a / n:.2f}× |")
+    print()
 print("| measure | proto | A | B | B / A |")
 print("|---|---|---:|---:|---:|")
 for key, what in (("sat_cpu_us_per_call", "at saturation"), ("cpu_us_per_call", "at the fixed rate")):
