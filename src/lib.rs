@@ -95,6 +95,9 @@ impl Gateway {
     pub async fn start(self) -> std::io::Result<Running> {
         let state = self.shared.load_full();
         let tls = load_tls(state.config.tls.as_ref())?;
+        if let Some(store) = state.rate.store() {
+            store.ready().await.map_err(std::io::Error::other)?;
+        }
         let server = &state.config.server;
         let listener = TcpListener::bind(server.listen).await?;
         let admin_listener = TcpListener::bind(server.admin_listen).await?;

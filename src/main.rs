@@ -23,10 +23,15 @@ struct Cli {
 enum Command {
     /// Run the gateway from a config file, from flags, or both (flags win).
     Run(RunArgs),
-    /// Validate a config file and print every problem in it.
+    /// Validate a config file and print every problem in it; connect to
+    /// the shared rate-limit store, if one is configured.
     Check {
         #[arg(long, value_name = "PATH")]
         config: PathBuf,
+        /// Check the file alone: do not connect to the rate-limit store
+        /// (for a build machine that cannot reach it).
+        #[arg(long)]
+        offline: bool,
     },
     /// Run the gateway in front of a built-in sample agent, on loopback.
     Demo {
@@ -86,7 +91,7 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => run(args).await,
-            Command::Check { config } => check(&config),
+            Command::Check { config, offline } => check(&config, offline).await,
             Command::Demo {
                 listen,
                 admin_listen,
@@ -95,9 +100,21 @@ fn main() -> ExitCode {
     })
 }
 
-fn check(path: &std::path::Path) -> ExitCode {
+async fn check(path: &std::path::Path, offline: bool) -> ExitCode {
     match config::load_file(path, &Overrides::default()) {
         Ok(c) => {
+            let store = match offline {
+                true => Ok("not contacted (--offline)".to_string()),
+                false => rate_store(&c).await,
+            };
+            let store = match store {
+                Ok(said) => said,
+                Err(why) => {
+                    eprintln!("{}: 1 problem(s)", path.display());
+                    eprintln!("  error: {why}");
+                    return ExitCode::FAILURE;
+                }
+            };
             println!(
                 "{}: OK ({} upstream(s), listening on {}, admin on {})",
                 path.display(),
@@ -109,6 +126,7 @@ fn check(path: &std::path::Path) -> ExitCode {
                 println!("  upstream {}: {}", u.name, speaks(u));
             }
             println!("  traces: {}", traces(&c.telemetry));
+            println!("  rate-limit store: {store}");
             ExitCode::SUCCESS
         }
         Err(errors) => {
@@ -119,6 +137,23 @@ fn check(path: &std::path::Path) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The shared rate-limit store, connected to and asked once: a wrong
+/// password or TLS to a plain port is found here rather than in traffic.
+async fn rate_store(c: &config::Config) -> Result<String, String> {
+    use a2a_gateway::limits::rate::store::Store;
+    let Some(settings) = &c.rate_limits.store else {
+        return Ok("none (limits are each replica's own)".into());
+    };
+    let metrics = std::sync::Arc::new(a2a_gateway::telemetry::metrics::Metrics::new());
+    let store = Store::new(settings, metrics)?;
+    store.ready().await?;
+    Ok(format!(
+        "{} answers (on_store_error = {})",
+        store.describe(),
+        settings.on_store_error.label()
+    ))
 }
 
 /// What `check` can tell of an upstream's versions without asking it.

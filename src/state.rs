@@ -60,6 +60,18 @@ fn start_tracing(config: &Config, metrics: &Metrics) -> Option<Arc<Tracing>> {
     }
 }
 
+/// The rate limits, sharing the previous store's connection when its
+/// settings are the same. A store client that cannot be made (the config
+/// check makes one too, so only in a rare race with a file) leaves the
+/// limits in memory, logged at error level.
+fn rate_limits(config: &Config, metrics: &Arc<Metrics>, previous: Option<&AppState>) -> RateLimits {
+    let settings = &config.rate_limits;
+    RateLimits::with_store(settings, metrics, previous.map(|p| &*p.rate)).unwrap_or_else(|why| {
+        tracing::error!("rate limits stay in memory: {why}");
+        RateLimits::new(settings)
+    })
+}
+
 /// Each upstream's pool and in-flight limit: kept from `previous` where
 /// its settings are the same, else new.
 fn upstreams(
@@ -117,7 +129,7 @@ impl AppState {
         };
         let rate = match previous {
             Some(p) if p.config.rate_limits == config.rate_limits => p.rate.clone(),
-            _ => Arc::new(RateLimits::new(&config.rate_limits)),
+            _ => Arc::new(rate_limits(&config, &metrics, previous)),
         };
         let c = &config.concurrency;
         let streams = match previous {

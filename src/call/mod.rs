@@ -437,10 +437,9 @@ async fn admit(
         }
     };
     if state.rate.is_configured() {
-        state
-            .rate
+        (state.rate)
             .check(&caller_key(), owner, route.skill.as_deref())
-            .map_err(GatewayError::RateLimited)?;
+            .await?;
     }
     // Streams are bounded per caller and in total; every call by the
     // upstream's in-flight limit (a short queue, then shed).

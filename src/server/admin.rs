@@ -87,10 +87,8 @@ fn readiness(state: &AppState, verbose: bool) -> Response<Body> {
     if !verbose {
         let fresh = view.cards.len();
         let total = state.config.upstreams.len();
-        return json_response(
-            status,
-            &json!({"status": word, "upstreams": total, "cards_fresh": fresh}),
-        );
+        let mut body = json!({"status": word, "upstreams": total, "cards_fresh": fresh});
+        return json_response(status, with_store(&mut body, state));
     }
     let mut upstreams = Map::new();
     for (u, upstream) in state.config.upstreams.iter().zip(&state.upstreams) {
@@ -104,10 +102,22 @@ fn readiness(state: &AppState, verbose: bool) -> Response<Body> {
         let entry = with_versions(entry, &view.speaks(u));
         upstreams.insert(u.name.clone(), with_replicas(entry, upstream));
     }
-    json_response(
-        status,
-        &json!({"status": word, "upstreams": Value::Object(upstreams)}),
-    )
+    let mut body = json!({"status": word, "upstreams": Value::Object(upstreams)});
+    json_response(status, with_store(&mut body, state))
+}
+
+/// Adds the shared rate-limit store's state, when there is one. It does
+/// not affect readiness: while it cannot answer, calls meet the
+/// configured fallback, and the gateway still serves.
+fn with_store<'a>(body: &'a mut Value, state: &AppState) -> &'a Value {
+    if let (Some(store), Some(object)) = (state.rate.store(), body.as_object_mut()) {
+        let fallback = store.settings().on_store_error.label();
+        object.insert(
+            "rate_limit_store".into(),
+            json!({"address": store.describe(), "state": store.state().label(), "on_store_error": fallback}),
+        );
+    }
+    body
 }
 
 /// Adds what the upstream speaks, by binding, and who says so (its card or

@@ -34,6 +34,7 @@ mod bad_input_catalogue;
 mod jwt;
 mod push_guard;
 mod rate_limits;
+mod rate_limits_shared;
 mod traffic;
 
 // Routing over a fleet, cards and balancing.

@@ -119,6 +119,13 @@ pub enum GatewayError {
         limit: &'static str,
         reason: String,
     },
+    /// `on_store_error = "deny"` while the shared rate-limit store cannot
+    /// answer (HTTP 503, with Retry-After).
+    #[error("rate limits cannot be checked: the shared store {detail}; retry after {}s", .retry_after.as_secs_f64().ceil())]
+    RateStoreUnavailable {
+        detail: String,
+        retry_after: std::time::Duration,
+    },
     #[error("upstream '{upstream}' is ejected: {detail}")]
     UpstreamEjected {
         upstream: String,

@@ -104,7 +104,8 @@ impl GatewayError {
                     }
                 }
             }
-            GatewayError::UpstreamEjected { retry_after, .. } => {
+            GatewayError::UpstreamEjected { retry_after, .. }
+            | GatewayError::RateStoreUnavailable { retry_after, .. } => {
                 let retry = retry_after.as_secs_f64().ceil().max(1.0) as u64;
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(retry));
             }

@@ -89,6 +89,7 @@ impl GatewayError {
             MethodNotAllowed { .. } => same(INVALID_REQUEST, S::METHOD_NOT_ALLOWED, "UNIMPLEMENTED", "METHOD_NOT_ALLOWED"),
             RateLimited(_) => same(codes::RATE_LIMITED, S::TOO_MANY_REQUESTS, exhausted, "RATE_LIMITED"),
             Overloaded { .. } => same(codes::OVERLOADED, S::SERVICE_UNAVAILABLE, UNAVAILABLE, "OVERLOADED"),
+            RateStoreUnavailable { .. } => same(codes::OVERLOADED, S::SERVICE_UNAVAILABLE, UNAVAILABLE, "RATE_LIMIT_STORE_UNAVAILABLE"),
             UpstreamEjected { .. } => same(codes::UPSTREAM_EJECTED, S::SERVICE_UNAVAILABLE, UNAVAILABLE, "UPSTREAM_EJECTED"),
             Unauthenticated { .. } => same(codes::UNAUTHENTICATED, S::UNAUTHORIZED, "UNAUTHENTICATED", "UNAUTHENTICATED"),
             Forbidden { .. } => same(codes::FORBIDDEN, S::FORBIDDEN, "PERMISSION_DENIED", "FORBIDDEN"),

@@ -28,6 +28,9 @@ pub struct RateLimitsSection {
     /// Bound on the callers tracked at once (memory stays bounded under a
     /// flood of distinct callers; the least recently seen are forgotten).
     pub max_tracked_callers: Option<u64>,
+    /// A store the gateway's replicas share (`super::store`); without
+    /// one, the limits are each replica's own.
+    pub store: Option<super::store::StoreSection>,
 }
 
 /// A quota: exactly one of per_second / per_minute, and an optional burst
@@ -79,6 +82,12 @@ impl QuotaSpec {
         base.allow_burst(self.burst)
     }
 
+    /// Microseconds between two units (the period over the amount), as
+    /// the shared store's script takes it.
+    pub fn interval_us(&self) -> u64 {
+        self.period.seconds() * 1_000_000 / u64::from(self.amount.get())
+    }
+
     /// `RateLimit-Policy` value: `"<label>";q=<amount>;w=<window seconds>`.
     pub fn policy(&self, label: &str) -> String {
         format!("\"{label}\";q={};w={}", self.amount, self.period.seconds())
@@ -94,6 +103,7 @@ pub struct RateLimitSettings {
     pub upstreams: BTreeMap<String, QuotaSpec>,
     pub skills: BTreeMap<String, QuotaSpec>,
     pub max_tracked_callers: u64,
+    pub store: Option<super::store::StoreSettings>,
 }
 
 impl Default for RateLimitSettings {
@@ -104,6 +114,7 @@ impl Default for RateLimitSettings {
             upstreams: BTreeMap::new(),
             skills: BTreeMap::new(),
             max_tracked_callers: DEFAULT_MAX_TRACKED_CALLERS,
+            store: None,
         }
     }
 }
@@ -115,6 +126,37 @@ impl RateLimitSettings {
             && self.per_caller.is_none()
             && self.upstreams.is_empty()
             && self.skills.is_empty()
+    }
+
+    /// Every quota divided among `replicas` (rounded up, at least 1): one
+    /// replica's share while the shared store cannot answer.
+    pub fn shared_by(&self, replicas: NonZeroU32) -> RateLimitSettings {
+        let share = |q: &QuotaSpec| QuotaSpec {
+            period: q.period,
+            amount: q
+                .amount
+                .get()
+                .div_ceil(replicas.get())
+                .try_into()
+                .unwrap_or(NonZeroU32::MIN),
+            burst: q
+                .burst
+                .get()
+                .div_ceil(replicas.get())
+                .try_into()
+                .unwrap_or(NonZeroU32::MIN),
+        };
+        let each = |m: &BTreeMap<String, QuotaSpec>| {
+            m.iter().map(|(k, q)| (k.clone(), share(q))).collect()
+        };
+        RateLimitSettings {
+            global: self.global.as_ref().map(share),
+            per_caller: self.per_caller.as_ref().map(share),
+            upstreams: each(&self.upstreams),
+            skills: each(&self.skills),
+            max_tracked_callers: self.max_tracked_callers,
+            store: None,
+        }
     }
 }
 
@@ -151,6 +193,10 @@ pub fn settings(
         }
         Some(n) => n,
     };
+    let store = section
+        .store
+        .as_ref()
+        .and_then(|s| super::store::settings(s, &mut problems));
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -160,6 +206,7 @@ pub fn settings(
         upstreams: limited,
         skills,
         max_tracked_callers,
+        store,
     })
 }
 

@@ -64,6 +64,14 @@ families! {
         "Authentication and authorization failures by scheme and reason.";
     REJECTIONS series "rejections_total" ["limit"]
         "Calls refused by a limit (global, caller, upstream, skill, in_flight, streams).";
+    RATE_DECISIONS series "rate_limit_decisions_total" ["source", "result"]
+        "Rate-limit decisions with a shared store, by who decided (store; local, allow or deny while the store cannot answer) and result (allowed, refused).";
+    RATE_STORE_ERRORS series "rate_limit_store_errors_total" ["kind"]
+        "Failed asks of the shared rate-limit store, by kind (timeout, connection, script).";
+    RATE_STORE_UP series "rate_limit_store_up" []
+        "1 while the shared rate-limit store answers, 0 while calls meet the fallback.";
+    RATE_STORE_DURATION histogram "rate_limit_store_seconds" []
+        "One rate-limit decision's round trip to the shared store.";
     UPSTREAM_UP series "upstream_up" ["upstream"]
         "1 when some replica of the upstream is not ejected.";
     BREAKER_STATE series "upstream_breaker_state" ["upstream", "replica"]

@@ -54,6 +54,10 @@ pub struct Metrics {
     pub probes: IntCounterVec,
     pub auth_failures: IntCounterVec,
     pub rejections: IntCounterVec,
+    pub rate_decisions: IntCounterVec,
+    pub rate_store_errors: IntCounterVec,
+    pub rate_store_up: IntGauge,
+    pub rate_store_duration: Histogram,
     pub upstream_up: IntGaugeVec,
     pub breaker_state: IntGaugeVec,
     pub card_refresh: IntCounterVec,
@@ -128,6 +132,11 @@ fn latency_buckets() -> Vec<f64> {
     exponential_buckets(0.001, 2.0, 17).unwrap_or_default()
 }
 
+/// 100 µs … ~0.4 s: a store on the LAN answers in well under a millisecond.
+fn store_buckets() -> Vec<f64> {
+    exponential_buckets(0.0001, 2.0, 13).unwrap_or_default()
+}
+
 /// 10 ms … ~1.5 h.
 fn task_buckets() -> Vec<f64> {
     exponential_buckets(0.01, 2.0, 20).unwrap_or_default()
@@ -177,6 +186,11 @@ impl Metrics {
             probes: counter(&r, &family::PROBES),
             auth_failures: counter(&r, &family::AUTH_FAILURES),
             rejections: counter(&r, &family::REJECTIONS),
+            rate_decisions: counter(&r, &family::RATE_DECISIONS),
+            rate_store_errors: counter(&r, &family::RATE_STORE_ERRORS),
+            rate_store_up: single_gauge(&r, &family::RATE_STORE_UP),
+            rate_store_duration: histogram(&r, &family::RATE_STORE_DURATION, store_buckets())
+                .with_label_values::<&str>(&[]),
             upstream_up: gauge(&r, &family::UPSTREAM_UP),
             breaker_state: gauge(&r, &family::BREAKER_STATE),
             card_refresh: counter(&r, &family::CARD_REFRESH),

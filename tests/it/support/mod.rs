@@ -15,3 +15,4 @@ pub mod mock_grpc03;
 pub mod mock_rest;
 pub mod otlp;
 pub mod pki;
+pub mod redis;
