@@ -347,6 +347,7 @@ fn count_rejection(state: &AppState, error: &GatewayError) {
     let limit = match error {
         GatewayError::RateLimited(r) => r.limit,
         GatewayError::Overloaded { limit, .. } => limit,
+        GatewayError::RateStoreUnavailable { .. } => "rate_store",
         GatewayError::Forbidden { .. } => return count_forbidden(state),
         _ => return,
     };

@@ -4,7 +4,8 @@
 //! `on_store_error` mode, no call hanging, sharing resumed when it is
 //! back); a slow store (the per-call timeout holds); a wrong password and
 //! TLS to a plain port (clear start-up errors from `run` and `check`); and
-//! a reload that changes the store and the limits under traffic.
+//! a reload that changes the store and the limits under traffic; and a
+//! Redis Cluster of three masters.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +13,7 @@ use crate::support::calls::send;
 use crate::support::client::{self, Reply};
 use crate::support::gateway::TestGateway;
 use crate::support::mock_agent::{default_card, MockAgent, Mode};
-use crate::support::redis::{RedisServer, SlowProxy};
+use crate::support::redis::{RedisCluster, RedisServer, SlowProxy};
 use a2a_gateway::config::{self, Overrides};
 use http::StatusCode;
 use serde_json::{json, Value};
@@ -253,6 +254,12 @@ async fn store_killed_mid_run_each_mode_then_sharing_resumes() {
             _ => &[503; 6],
         };
         assert_eq!(statuses, expected, "{mode}");
+        let shed = metric(&gw, "a2a_gateway_rejections_total{limit=\"rate_store\"}").await;
+        assert_eq!(
+            shed as usize,
+            expected.iter().filter(|s| **s == 503).count(),
+            "{mode}"
+        );
         assert_eq!(store_state(&gw).await, "down", "{mode}");
         let fallback = format!(
             "a2a_gateway_rate_limit_decisions_total{{result=\"allowed\",source=\"{mode}\"}}"
@@ -484,4 +491,41 @@ async fn a_reload_changes_the_store_and_the_limits_without_dropping_calls() {
         .await
         .json();
     assert_eq!(body["rate_limit_store"]["address"], second.url(), "{body}");
+}
+
+#[tokio::test]
+async fn two_gateways_share_a_limit_through_a_redis_cluster() {
+    let Some(cluster) = RedisCluster::start().await else {
+        return;
+    };
+    let mock = MockAgent::start(Mode::Normal).await;
+    let urls: Vec<String> = cluster
+        .nodes
+        .iter()
+        .map(|n| format!("\"{}\"", n.url()))
+        .collect();
+    let extra = format!(
+        "[rate_limits]\nglobal = {{ per_minute = 4 }}\nper_caller = {{ per_minute = 1000 }}\n[rate_limits.store]\nurls = [{}]\ntimeout = \"250ms\"\n",
+        urls.join(", ")
+    );
+    let a = TestGateway::start(&[("echo", &mock.url())], &extra).await;
+    let b = TestGateway::start(&[("echo", &mock.url())], &extra).await;
+    let mut passed = 0;
+    for i in 0..10 {
+        let gw = [&a, &b][i % 2];
+        let reply = client::post_json(&gw.url(), send(&format!("c{i}")), &[]).await;
+        if admitted(&reply) {
+            passed += 1;
+        } else {
+            assert_refused_by(&reply, "global", "\"global\";q=4;w=60");
+        }
+    }
+    assert!((4..=5).contains(&passed), "{passed} admitted of 10");
+    // Both limits' keys share the prefix's slot, so one script reads both.
+    let global = cluster.node_of("{a2a-gateway}:rl:global").await;
+    let said = global
+        .command("EXISTS {a2a-gateway}:rl:caller:ip:127.0.0.1")
+        .await;
+    assert!(said.starts_with(":1"), "{said}");
+    assert_eq!(store_state(&a).await, "up");
 }

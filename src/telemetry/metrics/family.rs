@@ -63,7 +63,7 @@ families! {
     AUTH_FAILURES series "auth_failures_total" ["scheme", "reason"]
         "Authentication and authorization failures by scheme and reason.";
     REJECTIONS series "rejections_total" ["limit"]
-        "Calls refused by a limit (global, caller, upstream, skill, in_flight, streams).";
+        "Calls refused by a limit (global, caller, upstream, skill, in_flight, streams; rate_store: the shared store could not answer, with on_store_error = deny).";
     RATE_DECISIONS series "rate_limit_decisions_total" ["source", "result"]
         "Rate-limit decisions with a shared store, by who decided (store; local, allow or deny while the store cannot answer) and result (allowed, refused).";
     RATE_STORE_ERRORS series "rate_limit_store_errors_total" ["kind"]

@@ -20,6 +20,8 @@ const BINARY: &str = "redis-server";
 pub struct RedisServer {
     port: u16,
     password: Option<String>,
+    /// Cluster mode: its node file's folder.
+    cluster_dir: Option<std::path::PathBuf>,
     child: Option<Child>,
 }
 
@@ -61,6 +63,7 @@ impl RedisServer {
         let mut server = RedisServer {
             port: free_port(),
             password: password.map(String::from),
+            cluster_dir: None,
             child: None,
         };
         server.restart().await;
@@ -107,7 +110,19 @@ impl RedisServer {
         if let Some(p) = &self.password {
             args.extend(["--requirepass", p.as_str()]);
         }
-        let child = Command::new(BINARY)
+        if self.cluster_dir.is_some() {
+            args.extend([
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+            ]);
+        }
+        let mut command = Command::new(BINARY);
+        if let Some(dir) = &self.cluster_dir {
+            command.current_dir(dir);
+        }
+        let child = command
             .args(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -158,6 +173,89 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
+        if let Some(dir) = &self.cluster_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A Redis Cluster of three masters on loopback, the slots split in
+/// thirds (made with CLUSTER ADDSLOTSRANGE and MEET: `redis-cli --cluster
+/// create` waits seconds longer for the same).
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    pub async fn start() -> Option<RedisCluster> {
+        if !installed() {
+            return None;
+        }
+        let mut nodes = Vec::new();
+        for i in 0..3 {
+            let port = free_port();
+            let dir =
+                std::env::temp_dir().join(format!("a2a-gw-cluster-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("a folder for the node");
+            let mut node = RedisServer {
+                port,
+                password: None,
+                cluster_dir: Some(dir),
+                child: None,
+            };
+            node.restart().await;
+            let (from, to) = (i * 5461, if i == 2 { 16383 } else { i * 5461 + 5460 });
+            let said = node
+                .command(&format!("CLUSTER ADDSLOTSRANGE {from} {to}"))
+                .await;
+            assert!(said.starts_with("+OK"), "ADDSLOTSRANGE: {said}");
+            nodes.push(node);
+        }
+        for other in &nodes[1..] {
+            let said = nodes[0]
+                .command(&format!("CLUSTER MEET 127.0.0.1 {}", other.port))
+                .await;
+            assert!(said.starts_with("+OK"), "MEET: {said}");
+        }
+        let cluster = RedisCluster { nodes };
+        cluster.wait_ok().await;
+        Some(cluster)
+    }
+
+    async fn wait_ok(&self) {
+        let started = Instant::now();
+        loop {
+            let mut ok = 0;
+            for node in &self.nodes {
+                ok += usize::from(
+                    node.command("CLUSTER INFO")
+                        .await
+                        .contains("cluster_state:ok"),
+                );
+            }
+            if ok == self.nodes.len() {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the cluster did not form in 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The node that holds `key`'s slot.
+    pub async fn node_of(&self, key: &str) -> &RedisServer {
+        for node in &self.nodes {
+            if node
+                .command(&format!("EXISTS {key}"))
+                .await
+                .starts_with(":1")
+            {
+                return node;
+            }
+        }
+        panic!("no node holds {key}");
     }
 }
 

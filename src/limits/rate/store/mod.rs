@@ -410,3 +410,73 @@ fn explain(e: &RedisError) -> String {
     };
     format!("{text}{hint}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store on a port nobody listens on.
+    fn unreachable(mode: OnStoreError) -> StoreSettings {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        StoreSettings {
+            nodes: Nodes::Single(format!("redis://127.0.0.1:{port}")),
+            key_prefix: DEFAULT_KEY_PREFIX.into(),
+            connect_timeout: Duration::from_millis(200),
+            timeout: DEFAULT_TIMEOUT,
+            username: None,
+            password: None,
+            ca: None,
+            on_store_error: mode,
+            expected_replicas: std::num::NonZeroU32::MIN,
+        }
+    }
+
+    fn ask() -> Ask {
+        let one = std::num::NonZeroU32::MIN;
+        Ask {
+            label: "global",
+            spec: QuotaSpec {
+                period: super::super::Period::Second,
+                amount: one,
+                burst: one,
+            },
+            key: "{t}:rl:global".into(),
+        }
+    }
+
+    // The lock is held across awaits on purpose: the lines are logged there.
+    #[allow(clippy::await_holding_lock)]
+    #[tokio::test]
+    async fn a_store_that_cannot_answer_is_logged_once_not_per_call() {
+        let _serial = crate::telemetry::log::capture::serial();
+        let capture = crate::telemetry::log::capture::Capture::default();
+        let _logging = capture.install(crate::config::LogFormat::Text);
+        let metrics = Arc::new(Metrics::new());
+        let store = Store::new(&unreachable(OnStoreError::Deny), metrics.clone()).unwrap();
+        let why = store.ready().await.unwrap_err();
+        assert!(
+            why.starts_with("rate_limits.store redis://127.0.0.1:"),
+            "{why}"
+        );
+        assert_eq!(store.state(), State::Down);
+        let asks = [ask()];
+        for _ in 0..50 {
+            let started = Instant::now();
+            let refused = store.decide(&asks).await.unwrap_err();
+            assert_eq!(refused, Unanswered("is down".into()));
+            assert!(started.elapsed() < Duration::from_millis(50));
+        }
+        // The probe asks again meanwhile, and says nothing new.
+        tokio::time::sleep(PROBE_INTERVAL * 3).await;
+        let text = capture.text();
+        assert_eq!(text.matches("cannot answer").count(), 1, "{text}");
+        assert!(
+            text.contains("WARN") && text.contains("fallback=\"deny\""),
+            "{text}"
+        );
+        assert_eq!(metrics.rate_store_up.get(), 0);
+    }
+}
