@@ -11,10 +11,18 @@
 #     an object of any other unknown kind is an error. Then cross references
 #     and the gateway container's settings (see that file);
 #     Then deploy/otel-collector/ (deploy/validate_collector.py).
-#  3. `a2a-gateway check` on every *.toml under deploy/ and on every
-#     gateway.toml in a rendered ConfigMap. A config with [tls] names files
-#     under /etc/a2a-gateway/tls/ that exist only in the pod: for the check
-#     those paths point at a throwaway self-signed certificate made here.
+#  3. `a2a-gateway check --offline` on every *.toml under deploy/ and on every
+#     gateway.toml in a rendered ConfigMap. Without --offline, check connects
+#     to the shared rate-limit store ([rate_limits.store]). That store is
+#     reachable only in the cluster (the fleet's is a Service there, whose
+#     host does not resolve on a build machine), so the check reads the file
+#     alone. Step 2 checks the store's side instead: its host must be a
+#     rendered Service, and its password variable must be set on the gateway
+#     container. The check still reads the variable that password_env names,
+#     so here it holds a placeholder (in the pod it comes from a Secret).
+#     A config with [tls] names files under /etc/a2a-gateway/tls/ that exist
+#     only in the pod: for the check those paths point at a throwaway
+#     self-signed certificate made here.
 #
 # Installs its tools when missing (deploy/tools.sh); exits non-zero on any
 # problem.
@@ -73,7 +81,16 @@ for f in "${configs[@]}"; do
   label=${f#"$work/configs/"}
   [ "$label" = "$f" ] || label="rendered ConfigMap $label"
   sed "s#\"/etc/a2a-gateway/tls/#\"$work/tls/#g" "$f" >"$work/check.toml"
-  if out=$(cargo run --quiet --locked -- check --config "$work/check.toml" 2>&1); then
+  # The variable [rate_limits.store] password_env names, if any (step 3 above).
+  pw_var=$(python3 -c 'import re, sys, tomllib
+try:
+    with open(sys.argv[1], "rb") as f:
+        var = tomllib.load(f).get("rate_limits", {}).get("store", {}).get("password_env", "")
+except (OSError, ValueError, AttributeError):
+    var = ""  # check reports an unreadable file itself
+print(var if re.fullmatch("[A-Za-z_][A-Za-z0-9_]*", str(var)) else "")' "$f")
+  if out=$(env ${pw_var:+"$pw_var=placeholder-for-check"} \
+      cargo run --quiet --locked -- check --offline --config "$work/check.toml" 2>&1); then
     echo "check $label: ${out#*: }"
   else
     echo "ERROR check $label:"

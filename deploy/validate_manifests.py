@@ -10,17 +10,24 @@ For each rendered overlay (NAME=FILE, the output of `kubectl kustomize`):
    each -k version. A kind with no Kubernetes schema is an ERROR, unless a
    schema for it is vendored in deploy/schemas/ (CRDs: the ServiceMonitor);
    kubernetes-validate itself would only warn, and a typo in a kind would pass.
-2. Cross references: ConfigMaps and ServiceAccounts that pods use exist in
-   the output; every Service, PodDisruptionBudget and ServiceMonitor selects
-   something; named ports exist; the HPA targets a Deployment that exists.
-   Secrets are not rendered (a TLS key does not belong in git): they are
-   listed as "must exist in the cluster".
+2. Cross references: ConfigMaps and ServiceAccounts that pods use (as
+   volumes or in env) exist in the output; every Service, PodDisruptionBudget
+   and ServiceMonitor selects something; named ports exist; the HPA targets a
+   Deployment that exists; a StatefulSet's serviceName is a Service that
+   selects its pods. Secrets are not rendered (a TLS key or a password does
+   not belong in git): they are listed as "must exist in the cluster".
 3. The gateway container (image a2a-gateway): args, ports 8080/9090, probes
    GET /healthz and /readyz on the admin port, requests and limits, the
    non-root securityContext, the preStop sleep, and
    terminationGracePeriodSeconds > preStop + server.shutdown_grace read from
    the gateway.toml it mounts; [tls] paths lie on a mounted Secret, and
-   --plaintext is not passed when TLS is configured.
+   --plaintext is not passed when TLS is configured. [rate_limits.store]:
+   each url's host is a Service in the output with that port (CI runs
+   `check --offline`, so nothing else would notice a typo before the
+   cluster), password_env is set in the container's env, password_file lies
+   on a mounted Secret (ca_file on a mounted Secret or ConfigMap), and
+   expected_replicas lies within the HPA's minReplicas..maxReplicas (a note
+   if it is not minReplicas, or not replicas when there is no HPA).
 
 Every gateway.toml found in a ConfigMap is written to
 DIR/NAME/<configmap>/<key> so that validate.sh can run `a2a-gateway check`
@@ -28,11 +35,13 @@ on exactly what would be deployed. Exit status 1 on any error.
 """
 
 import argparse
+import ipaddress
 import json
 import os
 import re
 import sys
 import tomllib
+import urllib.parse
 
 import jsonschema
 import referencing
@@ -45,6 +54,7 @@ SCHEMAS = os.path.join(HERE, "schemas")
 CONFIG_PATH = "/etc/a2a-gateway/gateway.toml"
 NONROOT_UID = 65532
 PROXY_PORT, ADMIN_PORT = 8080, 9090
+STORE_PORT = 6379  # the port of a redis:// or rediss:// URL that names none
 DEFAULT_SHUTDOWN_GRACE = 30.0  # seconds, config/gateway.toml's default
 
 
@@ -192,6 +202,8 @@ def cross_check(name, objs, report):
             sel = owner["spec"].get("selector")
             if not selects(sel, tpl["metadata"].get("labels", {})):
                 report.error(where, "spec.selector does not match the pod template's labels")
+    env_refs_check(name, by_kind, pods, report)
+    statefulset_check(name, by_kind, report)
 
     for svc in by_kind.get("Service", {}).values():
         where = f"{name} {kn(svc)}"
@@ -242,6 +254,61 @@ def cross_check(name, objs, report):
                         report.error(where, f"endpoint port {ep['port']!r} of {kn(s)} is not the gateway's admin port")
             if ep.get("path", "/metrics") != "/metrics":
                 report.error(where, f"the gateway serves metrics at /metrics, not {ep.get('path')!r}")
+
+
+def env_sources(container):
+    """(what, kind, name, key, optional) for each Secret or ConfigMap that a
+    container's environment reads; key is None for a whole envFrom."""
+    for e in container.get("env") or []:
+        vf = e.get("valueFrom") or {}
+        for field, kind in (("secretKeyRef", "Secret"), ("configMapKeyRef", "ConfigMap")):
+            if field in vf:
+                ref = vf[field]
+                yield f"env {e['name']}", kind, ref["name"], ref["key"], ref.get("optional", False)
+    for i, src in enumerate(container.get("envFrom") or []):
+        for field, kind in (("secretRef", "Secret"), ("configMapRef", "ConfigMap")):
+            if field in src:
+                ref = src[field]
+                yield f"envFrom[{i}]", kind, ref["name"], None, ref.get("optional", False)
+
+
+def env_refs_check(name, by_kind, pods, report):
+    """A ConfigMap read into env must be rendered: kubelet would otherwise
+    keep the container from starting. A Secret is the operator's (a
+    password does not belong in git), like a mounted one."""
+    for owner, tpl in pods:
+        where = f"{name} {kn(owner)}"
+        spec = tpl["spec"]
+        for c in (spec.get("initContainers") or []) + spec.get("containers", []):
+            for what, kind, ref, key, optional in env_sources(c):
+                said = f"container {c['name']!r} {what}: {kind} {ref!r}" + (f" (key {key!r})" if key else "")
+                obj = by_kind.get(kind, {}).get(ref)
+                if obj is None and kind == "Secret":
+                    must = "may exist" if optional else "must exist"
+                    report.note(where, f"{said} is not rendered and {must} in the cluster")
+                elif obj is None and not optional:
+                    report.error(where, f"{said} is not in the output")
+                elif obj is not None and key and not optional:
+                    keys = set(obj.get("data") or {}) | set(obj.get("binaryData") or {}) | set(obj.get("stringData") or {})
+                    if key not in keys:
+                        report.error(where, f"{said}: no such key in the {kind}")
+
+
+def statefulset_check(name, by_kind, report):
+    """A StatefulSet's serviceName must be a Service of the output that
+    selects its pods: Kubernetes accepts a missing one without a word, and
+    the pods then get no DNS names."""
+    for sts in by_kind.get("StatefulSet", {}).values():
+        where = f"{name} {kn(sts)}"
+        svc_name = sts["spec"].get("serviceName")
+        if not svc_name:
+            continue
+        svc = by_kind.get("Service", {}).get(svc_name)
+        labels = sts["spec"]["template"]["metadata"].get("labels", {})
+        if svc is None:
+            report.error(where, f"serviceName {svc_name!r} is not a Service in the output")
+        elif not selects({"matchLabels": svc["spec"].get("selector")}, labels):
+            report.error(where, f"serviceName {svc_name!r}: that Service does not select this StatefulSet's pods")
 
 
 # ------------------------------------------------------ gateway container
@@ -368,8 +435,122 @@ def gateway_checks(name, objs, extract_dir, report):
                 report.info(where, "terminates TLS from a mounted Secret")
             elif not (server.get("plaintext") or "--plaintext" in args):
                 report.error(where, "plain HTTP on 0.0.0.0 needs server.plaintext = true or --plaintext (or configure [tls])")
+            store = (config.get("rate_limits") or {}).get("store")
+            if store:
+                store_checks(where, objs, owner, c, volumes, store, report)
     if not found:
         report.error(name, "no a2a-gateway container in the output")
+
+
+# ------------------------------------------------- [rate_limits.store]
+
+
+def service_host(host):
+    """The Service name a cluster-local host names, with its namespace (None
+    for the pod's own): `name`, `name.ns.svc` or `name.ns.svc.cluster.local`.
+    None for any other host (outside the cluster, or an address)."""
+    labels = host.rstrip(".").split(".")
+    if len(labels) == 1:
+        return labels[0], None
+    if labels[2:] in (["svc"], ["svc", "cluster", "local"]):
+        return labels[0], labels[1]
+    return None
+
+
+def store_url_check(where, field, url, services, report):
+    """The store's host is a Service of the output, with the URL's port.
+    CI runs `check --offline`: a wrong host would otherwise surface only
+    as the gateways falling back to on_store_error in the cluster."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host, port = parts.hostname, parts.port or STORE_PORT
+    except ValueError as e:
+        report.error(where, f"[rate_limits.store] {field}: cannot read {url!r}: {e}")
+        return
+    if parts.scheme not in ("redis", "rediss") or not host:
+        report.error(where, f"[rate_limits.store] {field}: expected redis://host:port or rediss://host:port")
+        return
+    try:
+        ipaddress.ip_address(host)
+        report.note(where, f"[rate_limits.store] {field}: {host} is an address, not a Service: not checked")
+        return
+    except ValueError:
+        pass
+    named = service_host(host)
+    if named is None:
+        report.note(where, f"[rate_limits.store] {field}: {host} is outside the cluster: not checked")
+        return
+    svc_name, namespace = named
+    svc = services.get(svc_name)
+    if svc is None and namespace:
+        report.note(where, f"[rate_limits.store] {field}: Service {svc_name!r} in namespace {namespace} is not rendered and must exist in the cluster")
+        return
+    if svc is None:
+        report.error(where, f"[rate_limits.store] {field}: {host} is not a Service in the output")
+        return
+    ports = [p["port"] for p in svc["spec"].get("ports", [])]
+    if port not in ports:
+        report.error(where, f"[rate_limits.store] {field}: {kn(svc)} has no port {port} (has {ports})")
+    else:
+        report.info(where, f"[rate_limits.store] {field}: {kn(svc)} port {port}")
+
+
+def store_secret_checks(where, container, volumes, store, report):
+    """The password reaches the pod: password_env is in the container's env
+    (else the gateway refuses to start), and password_file lies on a
+    mounted Secret (nothing else in the pod should hold a password). The
+    CA is not secret: ca_file may also lie on a mounted ConfigMap."""
+    var = store.get("password_env")
+    env = {e["name"] for e in container.get("env") or []}
+    if var and var not in env:
+        if container.get("envFrom"):
+            report.note(where, f"[rate_limits.store] password_env {var}: not in env; it must come from envFrom")
+        else:
+            report.error(where, f"[rate_limits.store] password_env {var} is not set in the container's env")
+    mounts = container.get("volumeMounts", []) or []
+    for field, sources in (("password_file", ("secret",)), ("ca_file", ("secret", "configMap"))):
+        path = store.get(field)
+        if not path:
+            continue
+        mount = [m for m in mounts if path.startswith(m["mountPath"].rstrip("/") + "/")]
+        if not mount or not any(s in volumes.get(mount[0]["name"], {}) for s in sources):
+            what = " or ".join({"secret": "Secret", "configMap": "ConfigMap"}[s] for s in sources)
+            report.error(where, f"[rate_limits.store] {field} {path!r} is not on a mounted {what}")
+
+
+def store_replicas_check(where, objs, owner, store, report):
+    """expected_replicas is the count each replica divides every limit by
+    while the store is down. Below the HPA's minReplicas the fleet then
+    always allows more than the limit; above maxReplicas it can never
+    allow the limit at all."""
+    expected = store.get("expected_replicas", 1)
+    ref = (owner["kind"], owner["metadata"]["name"])
+    hpas = [o for o in objs if o["kind"] == "HorizontalPodAutoscaler"
+            and (o["spec"]["scaleTargetRef"]["kind"], o["spec"]["scaleTargetRef"]["name"]) == ref]
+    if hpas:
+        lo, hi = hpas[0]["spec"].get("minReplicas", 1), hpas[0]["spec"]["maxReplicas"]
+        if not lo <= expected <= hi:
+            report.error(where, f"[rate_limits.store] expected_replicas {expected} is outside {kn(hpas[0])}'s {lo}..{hi}")
+        elif expected != lo:
+            report.note(where, f"[rate_limits.store] expected_replicas {expected} is not {kn(hpas[0])}'s minReplicas {lo}")
+        else:
+            report.info(where, f"[rate_limits.store] expected_replicas {expected} = {kn(hpas[0])} minReplicas")
+        return
+    replicas = owner["spec"].get("replicas", 1) if owner["kind"] != "Pod" else 1
+    if expected != replicas:
+        report.note(where, f"[rate_limits.store] expected_replicas {expected} but {kn(owner)} runs {replicas}")
+
+
+def store_checks(where, objs, owner, container, volumes, store, report):
+    """[rate_limits.store] of the gateway.toml this container mounts."""
+    services = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Service"}
+    if store.get("urls"):
+        for i, url in enumerate(store["urls"]):
+            store_url_check(where, f"urls[{i}]", url, services, report)
+    elif store.get("url"):
+        store_url_check(where, "url", store["url"], services, report)
+    store_secret_checks(where, container, volumes, store, report)
+    store_replicas_check(where, objs, owner, store, report)
 
 
 def main():
