@@ -103,10 +103,7 @@ fn main() -> ExitCode {
 async fn check(path: &std::path::Path, offline: bool) -> ExitCode {
     match config::load_file(path, &Overrides::default()) {
         Ok(c) => {
-            let store = match offline {
-                true => Ok("not contacted (--offline)".to_string()),
-                false => rate_store(&c).await,
-            };
+            let store = rate_store(&c, offline).await;
             let store = match store {
                 Ok(said) => said,
                 Err(why) => {
@@ -141,13 +138,16 @@ async fn check(path: &std::path::Path, offline: bool) -> ExitCode {
 
 /// The shared rate-limit store, connected to and asked once: a wrong
 /// password or TLS to a plain port is found here rather than in traffic.
-async fn rate_store(c: &config::Config) -> Result<String, String> {
+async fn rate_store(c: &config::Config, offline: bool) -> Result<String, String> {
     use a2a_gateway::limits::rate::store::Store;
     let Some(settings) = &c.rate_limits.store else {
         return Ok("none (limits are each replica's own)".into());
     };
-    let metrics = std::sync::Arc::new(a2a_gateway::telemetry::metrics::Metrics::new());
-    let store = Store::new(settings, metrics)?;
+    if offline {
+        return Ok(format!("{} not contacted (--offline)", settings.describe()));
+    }
+    let metrics = a2a_gateway::telemetry::metrics::Metrics::new();
+    let store = Store::new(settings, a2a_gateway::state::rate_store_meters(&metrics))?;
     store.ready().await?;
     Ok(format!(
         "{} answers (on_store_error = {})",

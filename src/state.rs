@@ -64,12 +64,23 @@ fn start_tracing(config: &Config, metrics: &Metrics) -> Option<Arc<Tracing>> {
 /// settings are the same. A store client that cannot be made (the config
 /// check makes one too, so only in a rare race with a file) leaves the
 /// limits in memory, logged at error level.
-fn rate_limits(config: &Config, metrics: &Arc<Metrics>, previous: Option<&AppState>) -> RateLimits {
+fn rate_limits(config: &Config, metrics: &Metrics, previous: Option<&AppState>) -> RateLimits {
     let settings = &config.rate_limits;
-    RateLimits::with_store(settings, metrics, previous.map(|p| &*p.rate)).unwrap_or_else(|why| {
+    let meters = rate_store_meters(metrics);
+    RateLimits::with_store(settings, &meters, previous.map(|p| &*p.rate)).unwrap_or_else(|why| {
         tracing::error!("rate limits stay in memory: {why}");
         RateLimits::new(settings)
     })
+}
+
+/// The shared rate-limit store's metrics, as handles into `metrics`.
+pub fn rate_store_meters(metrics: &Metrics) -> crate::limits::rate::store::Meters {
+    crate::limits::rate::store::Meters {
+        decisions: metrics.rate_decisions.clone(),
+        errors: metrics.rate_store_errors.clone(),
+        up: metrics.rate_store_up.clone(),
+        duration: metrics.rate_store_duration.clone(),
+    }
 }
 
 /// Each upstream's pool and in-flight limit: kept from `previous` where
@@ -276,5 +287,64 @@ impl ConnInfo {
     pub fn set_remote(&mut self, remote: std::net::SocketAddr) {
         self.remote_hop = crate::upstream::headers::hop(remote.ip());
         self.remote = remote;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// `[rate_limits]` shared through a store on a port nobody listens on,
+    /// with `on_store_error = "deny"`.
+    fn unreachable_store() -> Config {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        crate::config::load_str(&format!(
+            "[rate_limits]\nglobal = {{ per_second = 100 }}\n[rate_limits.store]\nurl = \"redis://127.0.0.1:{port}\"\nconnect_timeout = \"200ms\"\non_store_error = \"deny\"\n[[upstreams]]\nname = \"a\"\nurl = \"http://127.0.0.1:9\"\n"
+        ))
+        .unwrap()
+    }
+
+    // The lock is held across awaits on purpose: the lines are logged there.
+    #[allow(clippy::await_holding_lock)]
+    #[tokio::test]
+    async fn a_rate_store_that_cannot_answer_is_logged_once_not_per_call() {
+        let _serial = crate::telemetry::log::capture::serial();
+        let capture = crate::telemetry::log::capture::Capture::default();
+        let _logging = capture.install(crate::config::LogFormat::Text);
+        let state = AppState::new(unreachable_store());
+        let store = state.rate.store().unwrap().clone();
+        let why = store.ready().await.unwrap_err();
+        assert!(
+            why.starts_with("rate_limits.store redis://127.0.0.1:"),
+            "{why}"
+        );
+        assert_eq!(store.state(), crate::limits::rate::store::State::Down);
+        for _ in 0..50 {
+            let started = Instant::now();
+            let refused = state.rate.check("ip:1", "a", None).await.unwrap_err();
+            assert!(matches!(
+                refused,
+                crate::http::error::GatewayError::RateStoreUnavailable { .. }
+            ));
+            assert!(started.elapsed() < Duration::from_millis(50));
+        }
+        // The probe asks again meanwhile, and says nothing new.
+        tokio::time::sleep(crate::limits::rate::store::PROBE_INTERVAL * 3).await;
+        let text = capture.text();
+        assert_eq!(text.matches("cannot answer").count(), 1, "{text}");
+        assert!(
+            text.contains("WARN") && text.contains("fallback=\"deny\""),
+            "{text}"
+        );
+        assert_eq!(state.metrics.rate_store_up.get(), 0);
+        let denied = state
+            .metrics
+            .rate_decisions
+            .with_label_values(&["deny", "refused"]);
+        assert_eq!(denied.get(), 50);
     }
 }

@@ -347,3 +347,60 @@ async fn demo_runs_two_agents_behind_the_gateway() {
     assert!(events.last().unwrap().contains("TASK_STATE_COMPLETED"));
     assert!(proc.terminate().success());
 }
+
+/// Two `run` processes, as two replicas of a fleet, share one per-caller
+/// limit through a real redis-server: across both, the limit, not twice it.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_gateway_processes_share_one_limit_through_redis() {
+    let Some(redis) = crate::support::redis::RedisServer::start().await else {
+        return;
+    };
+    let mock = MockAgent::start(Mode::Normal).await;
+    let text = format!(
+        "[rate_limits]\nper_caller = {{ per_minute = 8 }}\n[rate_limits.store]\nurl = \"{}\"\ntimeout = \"250ms\"\n[[upstreams]]\nname = \"echo\"\nurl = \"{}\"\n",
+        redis.url(),
+        mock.url()
+    );
+    let path = std::env::temp_dir().join(format!("a2a-gw-replicas-{}.toml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let args = |p: &str| {
+        let listen = ["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"];
+        let mut all = vec!["run".to_string(), "--config".into(), p.to_string()];
+        all.extend(listen.iter().map(|s| s.to_string()));
+        all
+    };
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let owned = args(path.to_str().unwrap());
+        let mut proc = Proc::spawn(&owned.iter().map(String::as_str).collect::<Vec<_>>());
+        let line = proc.wait_line(true, "a2a-gateway listening");
+        replicas.push((proc, field(&line, "addr")));
+    }
+    let _ = std::fs::remove_file(&path);
+    let started = Instant::now();
+    let mut admitted = [0usize; 2];
+    for i in 0..24 {
+        let url = format!("http://{}/", replicas[i % 2].1);
+        let body = crate::support::calls::send(&format!("r{i}"));
+        let reply = client::post_json(&url, body, &[]).await;
+        match reply.status.as_u16() {
+            200 => admitted[i % 2] += 1,
+            429 => assert_eq!(
+                reply.header("ratelimit-policy"),
+                Some("\"caller\";q=8;w=60")
+            ),
+            other => panic!("{other}: {}", reply.text()),
+        }
+    }
+    // One unit comes back every 7.5 s.
+    let refilled = (started.elapsed().as_millis() / 7500) as usize;
+    let total = admitted[0] + admitted[1];
+    assert!((8..=8 + refilled).contains(&total), "{admitted:?}");
+    assert!(
+        admitted[0] >= 4 && admitted[1] >= 4,
+        "both replicas admitted: {admitted:?}"
+    );
+    for (proc, _) in &mut replicas {
+        assert!(proc.terminate().success());
+    }
+}

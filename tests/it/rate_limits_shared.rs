@@ -133,6 +133,22 @@ async fn two_gateways_share_one_per_caller_limit() {
         .find_map(|l| l.strip_prefix(':')?.parse().ok())
         .unwrap_or(-3);
     assert!(ttl > 0 && ttl <= 60_000, "PTTL {key}: {ttl}");
+    // The script flushed from the store: EVALSHA meets NOSCRIPT, the
+    // script is loaded again, and the store still decides (a fallback
+    // would admit: its own budget is fresh).
+    assert!(redis.command("SCRIPT FLUSH").await.contains("+OK"));
+    for gw in [&a, &b] {
+        let reply = client::post_json(&gw.url(), send("after-flush"), &[]).await;
+        assert_refused_by(&reply, "caller", "\"caller\";q=10;w=60");
+        assert_eq!(
+            metric(
+                gw,
+                "a2a_gateway_rate_limit_store_errors_total{kind=\"script\"}"
+            )
+            .await,
+            0.0
+        );
+    }
     for gw in [&a, &b] {
         let series = "a2a_gateway_rate_limit_decisions_total{result=\"allowed\",source=\"store\"}";
         assert!(metric(gw, series).await >= 5.0);
@@ -528,4 +544,55 @@ async fn two_gateways_share_a_limit_through_a_redis_cluster() {
         .await;
     assert!(said.starts_with(":1"), "{said}");
     assert_eq!(store_state(&a).await, "up");
+}
+
+/// A busy limit is leased: most calls spend units a gateway already holds,
+/// and the two together still admit the limit, within the documented
+/// tolerance (each may hold a lease of a tenth of the burst unspent).
+#[tokio::test]
+async fn a_busy_limit_is_leased_and_still_holds_within_the_tolerance() {
+    let Some(redis) = RedisServer::start().await else {
+        return;
+    };
+    let mock = MockAgent::start(Mode::Normal).await;
+    let extra = shared(&redis.url(), "global = { per_minute = 200 }", "");
+    let a = TestGateway::start(&[("echo", &mock.url())], &extra).await;
+    let b = TestGateway::start(&[("echo", &mock.url())], &extra).await;
+    let started = Instant::now();
+    let mut passed = 0usize;
+    for i in 0..300 {
+        let gw = [&a, &b][i % 2];
+        let reply = client::post_json(&gw.url(), send(&format!("l{i}")), &[]).await;
+        if admitted(&reply) {
+            passed += 1;
+        } else {
+            assert_refused_by(&reply, "global", "\"global\";q=200;w=60");
+        }
+    }
+    // A lease is 20 units (a tenth of the burst): each gateway may end
+    // with 19 unspent. One unit comes back every 0.3 s.
+    let refilled = (started.elapsed().as_millis() / 300) as usize + 1;
+    assert!(
+        (200 - 2 * 19..=200 + refilled).contains(&passed),
+        "{passed} admitted"
+    );
+    let mut by_lease = 0.0;
+    let mut by_store = 0.0;
+    for gw in [&a, &b] {
+        by_lease += metric(
+            gw,
+            "a2a_gateway_rate_limit_decisions_total{result=\"allowed\",source=\"lease\"}",
+        )
+        .await;
+        by_store += metric(
+            gw,
+            "a2a_gateway_rate_limit_decisions_total{result=\"allowed\",source=\"store\"}",
+        )
+        .await;
+    }
+    assert_eq!((by_lease + by_store) as usize, passed);
+    assert!(
+        by_store * 5.0 < by_lease,
+        "{by_store} round trips for {passed} calls"
+    );
 }

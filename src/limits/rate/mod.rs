@@ -14,15 +14,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::http::error::GatewayError;
-use crate::telemetry::metrics::Metrics;
 
 mod local;
 mod settings;
+mod shared;
 pub mod store;
 
 pub use local::{LocalLimits, CALLER_IDLE};
 pub use settings::*;
-use store::{Ask, Decision, OnStoreError, Store};
+use shared::{Denied, Shared};
+use store::{Ask, OnStoreError, Store};
 
 /// Why a call was refused (defined beside the error it becomes).
 pub use crate::http::error::RateRefusal as Refusal;
@@ -56,7 +57,7 @@ pub struct RateLimits {
     /// Alone: the limits. With a store: this replica's share, for
     /// `on_store_error = "local"`.
     local: LocalLimits,
-    store: Option<Arc<Store>>,
+    shared: Option<Shared>,
 }
 
 impl RateLimits {
@@ -65,7 +66,7 @@ impl RateLimits {
         RateLimits {
             settings: settings.clone(),
             local: LocalLimits::new(settings),
-            store: None,
+            shared: None,
         }
     }
 
@@ -73,30 +74,32 @@ impl RateLimits {
     /// when the store's settings did not change (a reload keeps it).
     pub fn with_store(
         settings: &RateLimitSettings,
-        metrics: &Arc<Metrics>,
+        meters: &store::Meters,
         previous: Option<&RateLimits>,
     ) -> Result<Self, String> {
         let Some(store_settings) = &settings.store else {
             return Ok(Self::new(settings));
         };
         let kept = previous
-            .and_then(|p| p.store.as_ref())
+            .and_then(|p| p.store())
             .filter(|s| s.settings() == store_settings)
             .cloned();
         let store = match kept {
             Some(s) => s,
-            None => Store::new(store_settings, metrics.clone())?,
+            None => Store::new(store_settings, meters.clone())?,
         };
+        // Leases for every caller tracked, and the shared limits.
+        let keys = settings.max_tracked_callers + 2 + settings.upstreams.len() as u64;
         Ok(RateLimits {
             settings: settings.clone(),
             local: LocalLimits::new(&settings.shared_by(store_settings.expected_replicas)),
-            store: Some(store),
+            shared: Some(Shared::new(store, keys + settings.skills.len() as u64)),
         })
     }
 
     /// The shared store, when there is one.
     pub fn store(&self) -> Option<&Arc<Store>> {
-        self.store.as_ref()
+        self.shared.as_ref().map(|s| &s.store)
     }
 
     /// Whether any rate limit applies at all (else `check` always passes).
@@ -112,33 +115,24 @@ impl RateLimits {
         upstream: &str,
         skill: Option<&str>,
     ) -> Result<(), GatewayError> {
-        let Some(store) = &self.store else {
+        let Some(shared) = &self.shared else {
             return (self.local.check(caller, upstream, skill)).map_err(GatewayError::RateLimited);
         };
-        let asks = self.asks(store.settings(), caller, upstream, skill);
+        let asks = self.asks(shared.store.settings(), caller, upstream, skill);
         if asks.is_empty() {
             return Ok(());
         }
-        let count = |source: &str, allowed: bool| {
-            let result = if allowed { "allowed" } else { "refused" };
-            (store.metrics().rate_decisions)
-                .with_label_values(&[source, result])
-                .inc();
+        let why = match shared.decide(asks).await {
+            Ok(()) => return Ok(()),
+            Err(Denied::Refused(refusal)) => return Err(GatewayError::RateLimited(refusal)),
+            Err(Denied::Unanswered(why)) => why,
         };
-        let why = match store.decide(&asks).await {
-            Ok(Decision::Allowed) => {
-                count("store", true);
-                return Ok(());
-            }
-            Ok(Decision::Refused { index, wait }) => {
-                count("store", false);
-                let refused = &asks[index];
-                let why = refusal(refused.label, &refused.spec, wait);
-                return Err(GatewayError::RateLimited(why));
-            }
-            Err(why) => why,
+        // A store not yet connected (a reload that changed it) has not
+        // failed: each replica's share decides meanwhile, in every mode.
+        let mode = match shared.store.state() {
+            store::State::Connecting => OnStoreError::Local,
+            _ => shared.store.settings().on_store_error,
         };
-        let mode = store.settings().on_store_error;
         let outcome = match mode {
             OnStoreError::Local => {
                 (self.local.check(caller, upstream, skill)).map_err(GatewayError::RateLimited)
@@ -149,7 +143,7 @@ impl RateLimits {
                 retry_after: store::PROBE_INTERVAL,
             }),
         };
-        count(mode.label(), outcome.is_ok());
+        shared.count(mode.label(), outcome.is_ok());
         outcome
     }
 
@@ -180,6 +174,7 @@ impl RateLimits {
                 label,
                 spec: *spec,
                 key: format!("{{{}}}:rl:{label}{name}", store.key_prefix),
+                want: 1,
             })
             .collect()
     }

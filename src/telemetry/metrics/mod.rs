@@ -442,7 +442,7 @@ mod tests {
         distinct.sort_unstable();
         distinct.dedup();
         assert_eq!(distinct.len(), family::ALL.len());
-        assert_eq!(family::ALL.len(), 27);
+        assert_eq!(family::ALL.len(), 31);
         let names = series_names();
         assert!(names.contains(&"a2a_gateway_requests_total".to_string()));
         assert!(names.contains(&"a2a_gateway_request_duration_seconds_bucket".to_string()));

@@ -22,9 +22,9 @@ use redis::cluster_async::ClusterConnection;
 use redis::{IntoConnectionInfo, RedisError, Script};
 
 use super::QuotaSpec;
-use crate::telemetry::metrics::Metrics;
 
 mod health;
+pub mod lease;
 mod settings;
 
 pub use health::State;
@@ -36,18 +36,35 @@ pub const PROBE_INTERVAL: Duration = Duration::from_millis(500);
 /// The decision script (see its header).
 const GCRA: &str = include_str!("gcra.lua");
 
-/// One limit a call must pass: which, and its key in the store.
+/// The metrics the store and the shared limits keep (handles into the
+/// gateway's registry, `crate::state::rate_store_meters`).
+#[derive(Clone)]
+pub struct Meters {
+    /// `rate_limit_decisions_total{source, result}`
+    pub decisions: prometheus::IntCounterVec,
+    /// `rate_limit_store_errors_total{kind}`
+    pub errors: prometheus::IntCounterVec,
+    /// `rate_limit_store_up`
+    pub up: prometheus::IntGauge,
+    /// `rate_limit_store_seconds`
+    pub duration: prometheus::Histogram,
+}
+
+/// One limit a call must pass: which, its key in the store, and the units
+/// to ask for (1, or a lease: `super::shared`).
 #[derive(Debug)]
 pub struct Ask {
     pub label: &'static str,
     pub spec: QuotaSpec,
     pub key: String,
+    pub want: u32,
 }
 
-/// The store's answer: let through, or refused by `asks[index]` for `wait`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The store's answer: let through with the units each limit granted (in
+/// `asks` order, each at least 1), or refused by `asks[index]` for `wait`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    Allowed,
+    Allowed(Vec<u32>),
     Refused { index: usize, wait: Duration },
 }
 
@@ -78,7 +95,7 @@ pub struct Store {
     script: Script,
     health: health::Health,
     probing: AtomicBool,
-    metrics: Arc<Metrics>,
+    metrics: Meters,
 }
 
 impl std::fmt::Debug for Store {
@@ -93,7 +110,7 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// A store for `settings`; it connects in the background (calls meet
     /// the fallback until it has), or at once through [`Store::ready`].
-    pub fn new(settings: &StoreSettings, metrics: Arc<Metrics>) -> Result<Arc<Store>, String> {
+    pub fn new(settings: &StoreSettings, metrics: Meters) -> Result<Arc<Store>, String> {
         let describe = settings.describe();
         let client = client(settings).map_err(|e| format!("{describe}: {e}"))?;
         let store = Arc::new(Store {
@@ -106,7 +123,7 @@ impl Store {
             probing: AtomicBool::new(false),
             metrics,
         });
-        store.metrics.rate_store_up.set(0);
+        store.metrics.up.set(0);
         store.start_probe();
         Ok(store)
     }
@@ -124,7 +141,7 @@ impl Store {
         self.health.get()
     }
 
-    pub(crate) fn metrics(&self) -> &Metrics {
+    pub(crate) fn metrics(&self) -> &Meters {
         &self.metrics
     }
 
@@ -172,18 +189,19 @@ impl Store {
         for ask in asks {
             invocation
                 .arg(ask.spec.interval_us())
-                .arg(ask.spec.burst.get());
+                .arg(ask.spec.burst.get())
+                .arg(ask.want.max(1));
         }
         let started = Instant::now();
         let answer = tokio::time::timeout(self.settings.timeout, async {
             match conn {
-                Conn::Single(mut c) => invocation.invoke_async::<(i64, i64)>(&mut c).await,
-                Conn::Cluster(mut c) => invocation.invoke_async::<(i64, i64)>(&mut c).await,
+                Conn::Single(mut c) => invocation.invoke_async::<Vec<i64>>(&mut c).await,
+                Conn::Cluster(mut c) => invocation.invoke_async::<Vec<i64>>(&mut c).await,
             }
         })
         .await;
         self.metrics
-            .rate_store_duration
+            .duration
             .observe(started.elapsed().as_secs_f64());
         let failure = match answer {
             Ok(Ok(answer)) => return self.decision(answer, asks.len()),
@@ -193,33 +211,33 @@ impl Store {
                 format!("did not answer within {:?}", self.settings.timeout),
             ),
         };
-        self.metrics
-            .rate_store_errors
-            .with_label_values(&[failure.0])
-            .inc();
+        self.metrics.errors.with_label_values(&[failure.0]).inc();
         self.mark_down(&failure.1);
         Err(Unanswered(failure.1))
     }
 
-    /// The script's `{index, wait}` as a decision; anything else is the
-    /// store's fault.
-    fn decision(&self, (index, wait): (i64, i64), asked: usize) -> Result<Decision, Unanswered> {
-        let index = usize::try_from(index).ok().filter(|i| *i <= asked);
-        match index {
-            Some(0) => Ok(Decision::Allowed),
-            Some(i) => Ok(Decision::Refused {
-                index: i - 1,
-                wait: Duration::from_micros(u64::try_from(wait).unwrap_or(0)),
-            }),
-            None => {
-                let why = format!("answered {index:?} for {asked} limit(s)");
-                self.metrics
-                    .rate_store_errors
-                    .with_label_values(&["script"])
-                    .inc();
-                Err(Unanswered(why))
-            }
-        }
+    /// The script's `{0, grants...}` or `{index, wait}` as a decision;
+    /// anything else is the store's fault.
+    fn decision(&self, answer: Vec<i64>, asked: usize) -> Result<Decision, Unanswered> {
+        let decided = match answer.as_slice() {
+            [0, grants @ ..] if grants.len() == asked => grants
+                .iter()
+                .map(|g| u32::try_from(*g).ok().filter(|g| *g >= 1))
+                .collect::<Option<Vec<u32>>>()
+                .map(Decision::Allowed),
+            [index, wait] => usize::try_from(*index)
+                .ok()
+                .filter(|i| (1..=asked).contains(i))
+                .map(|i| Decision::Refused {
+                    index: i - 1,
+                    wait: Duration::from_micros(u64::try_from(*wait).unwrap_or(0)),
+                }),
+            _ => None,
+        };
+        decided.ok_or_else(|| {
+            self.metrics.errors.with_label_values(&["script"]).inc();
+            Unanswered(format!("answered {answer:?} for {asked} limit(s)"))
+        })
     }
 
     /// The connection, made on first use (redis-rs reconnects it after).
@@ -249,7 +267,7 @@ impl Store {
     }
 
     fn mark_up(&self) {
-        self.metrics.rate_store_up.set(1);
+        self.metrics.up.set(1);
         if self.health.set(State::Up) != State::Up {
             tracing::info!(store = %self.describe, "rate-limit store answers: limits are shared");
         }
@@ -307,7 +325,7 @@ async fn ping(conn: Conn) -> Result<(), RedisError> {
 impl Store {
     /// Down, as seen by the probe (which must not start another).
     fn note_down(&self, why: &str) {
-        self.metrics.rate_store_up.set(0);
+        self.metrics.up.set(0);
         if self.health.set(State::Down) != State::Down {
             tracing::warn!(
                 store = %self.describe,
@@ -409,74 +427,4 @@ fn explain(e: &RedisError) -> String {
         ""
     };
     format!("{text}{hint}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A store on a port nobody listens on.
-    fn unreachable(mode: OnStoreError) -> StoreSettings {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .unwrap();
-        StoreSettings {
-            nodes: Nodes::Single(format!("redis://127.0.0.1:{port}")),
-            key_prefix: DEFAULT_KEY_PREFIX.into(),
-            connect_timeout: Duration::from_millis(200),
-            timeout: DEFAULT_TIMEOUT,
-            username: None,
-            password: None,
-            ca: None,
-            on_store_error: mode,
-            expected_replicas: std::num::NonZeroU32::MIN,
-        }
-    }
-
-    fn ask() -> Ask {
-        let one = std::num::NonZeroU32::MIN;
-        Ask {
-            label: "global",
-            spec: QuotaSpec {
-                period: super::super::Period::Second,
-                amount: one,
-                burst: one,
-            },
-            key: "{t}:rl:global".into(),
-        }
-    }
-
-    // The lock is held across awaits on purpose: the lines are logged there.
-    #[allow(clippy::await_holding_lock)]
-    #[tokio::test]
-    async fn a_store_that_cannot_answer_is_logged_once_not_per_call() {
-        let _serial = crate::telemetry::log::capture::serial();
-        let capture = crate::telemetry::log::capture::Capture::default();
-        let _logging = capture.install(crate::config::LogFormat::Text);
-        let metrics = Arc::new(Metrics::new());
-        let store = Store::new(&unreachable(OnStoreError::Deny), metrics.clone()).unwrap();
-        let why = store.ready().await.unwrap_err();
-        assert!(
-            why.starts_with("rate_limits.store redis://127.0.0.1:"),
-            "{why}"
-        );
-        assert_eq!(store.state(), State::Down);
-        let asks = [ask()];
-        for _ in 0..50 {
-            let started = Instant::now();
-            let refused = store.decide(&asks).await.unwrap_err();
-            assert_eq!(refused, Unanswered("is down".into()));
-            assert!(started.elapsed() < Duration::from_millis(50));
-        }
-        // The probe asks again meanwhile, and says nothing new.
-        tokio::time::sleep(PROBE_INTERVAL * 3).await;
-        let text = capture.text();
-        assert_eq!(text.matches("cannot answer").count(), 1, "{text}");
-        assert!(
-            text.contains("WARN") && text.contains("fallback=\"deny\""),
-            "{text}"
-        );
-        assert_eq!(metrics.rate_store_up.get(), 0);
-    }
 }
