@@ -45,6 +45,8 @@ pub struct AppState {
     /// `None` unless traces are exported; kept across reloads (`[telemetry]`
     /// is read once, at start).
     pub tracing: Option<Arc<Tracing>>,
+    /// The JWKS of `[card.signing]`'s keys, rendered once per config.
+    pub jwks: Option<Arc<crate::card::published::Rendered>>,
     draining: Arc<AtomicBool>,
 }
 
@@ -151,8 +153,10 @@ impl AppState {
             Some(p) => p.tracing.clone(),
             None => start_tracing(&config, &metrics),
         };
+        let jwks = (config.card.signing.as_ref()).map(|s| Arc::new(crate::card::jwks::render(s)));
         Self {
             tracing,
+            jwks,
             router: Router::new(&config.upstreams, &config.routing),
             auth: config.auth.as_ref().map(Authenticator::new),
             consumed: config.auth.as_ref().map(Credentials::from_auth),

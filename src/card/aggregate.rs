@@ -319,6 +319,7 @@ mod tests {
             cache_max_age: Duration::from_secs(60),
             extended_card: false,
             identity_configured: true,
+            signing: None,
         }
     }
 

@@ -1,11 +1,14 @@
 //! Agent Cards: the upstreams' own (fetched and kept fresh by `store`), the
 //! published aggregate (`aggregate`), URL rewriting (`rewrite`) and serving
-//! with ETag / Cache-Control (`published`). What a request makes of them
+//! with ETag / Cache-Control (`published`), and the JWKS of the keys the
+//! published cards are signed with (`jwks`). What a request makes of them
 //! (the endpoint it reached, the extended card) is `crate::call`'s.
 
 pub mod aggregate;
+pub mod canonical;
 pub mod inherit;
 pub mod interfaces;
+pub mod jwks;
 pub mod published;
 pub mod rewrite;
 pub mod skills;

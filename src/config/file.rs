@@ -116,6 +116,8 @@ pub struct CardSection {
     pub icon_url: Option<String>,
     pub cache_max_age: String,
     pub extended_card: bool,
+    /// `[card.signing]`: sign every published card (off without it).
+    pub signing: Option<super::signing::SigningSection>,
 }
 
 impl Default for CardSection {
@@ -129,6 +131,7 @@ impl Default for CardSection {
             icon_url: None,
             cache_max_age: "60s".into(),
             extended_card: false,
+            signing: None,
         }
     }
 }

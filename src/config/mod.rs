@@ -6,6 +6,7 @@ mod file;
 mod load;
 mod overrides;
 mod settings;
+pub mod signing;
 
 pub use load::{load_file, load_str, load_with};
 pub use overrides::Overrides;

@@ -46,6 +46,8 @@ pub struct Card {
     /// links). When it does not and there is one upstream, the published
     /// card keeps that agent's identity.
     pub identity_configured: bool,
+    /// The keys the published cards are signed with (`[card.signing]`).
+    pub signing: Option<super::signing::Signing>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 //! ```text
 //! GET  /.well-known/agent-card.json | agent.json       published (aggregated) card
 //! GET  /agent/authenticatedExtendedCard | /extendedAgentCard   extended card
+//! GET  /.well-known/jwks.json                          the card signing keys
 //! POST /                                               JSON-RPC, routed by skill
 //! GET  /agents/{name}/.well-known/agent-card.json      that agent's own card
 //! POST /agents/{name}                                  JSON-RPC straight to that agent
@@ -20,7 +21,7 @@ use hyper::body::Incoming;
 use crate::a2a::rest::{self, Refused};
 use crate::call;
 use crate::call::{endpoint, extended_card};
-use crate::card::{published, rewrite, CARD_PATHS, EXTENDED_CARD_PATHS};
+use crate::card::{jwks, published, rewrite, CARD_PATHS, EXTENDED_CARD_PATHS};
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
 use crate::state::{AppState, ConnInfo};
@@ -61,7 +62,9 @@ pub async fn dispatch(
     let is_card = CARD_PATHS.contains(&rest);
     let is_extended = EXTENDED_CARD_PATHS.contains(&rest);
     let is_rpc = rest == "/";
+    let is_jwks = scope.is_none() && rest == jwks::JWKS_PATH;
     match parts.method {
+        Method::GET | Method::HEAD if is_jwks => jwks(&state, &parts),
         Method::GET | Method::HEAD if is_card => {
             if let Err(e) = Box::pin(card_access(&state, &parts, &conn)).await {
                 return e.into_response(None);
@@ -76,7 +79,9 @@ pub async fn dispatch(
             let request = Request::from_parts(parts, body);
             Box::pin(crate::ingress::handle(state, &conn, request, scope)).await
         }
-        ref method if is_rpc || is_card || is_extended => not_allowed(method, &parts, is_rpc),
+        ref method if is_rpc || is_card || is_extended || is_jwks => {
+            not_allowed(method, &parts, is_rpc)
+        }
         ref method => match rest::place(method, rest, parts.uri.query()) {
             Ok(placed) => {
                 let request = Request::from_parts(parts, body);
@@ -100,6 +105,21 @@ fn card(state: &AppState, parts: &Parts, conn: &ConnInfo, scope: Option<usize>) 
             let rendered = state.fleet.published(&state.config, &endpoint);
             published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
         }
+    }
+}
+
+/// The keys the cards are signed with; 404 when cards are not signed.
+fn jwks(state: &AppState, parts: &Parts) -> Response<Body> {
+    match &state.jwks {
+        Some(rendered) => {
+            published::respond(rendered, &parts.headers, state.config.card.cache_max_age)
+        }
+        None => GatewayError::NotFound {
+            method: parts.method.to_string(),
+            path: jwks::JWKS_PATH.into(),
+            hint: "cards are not signed here ([card.signing] is not configured)",
+        }
+        .into_rest_response(),
     }
 }
 

@@ -41,6 +41,7 @@ mod traffic;
 mod agent_card;
 mod balancing;
 mod fleet;
+mod signed_cards;
 
 // Agent bindings and translation between versions.
 mod grpc_agents;

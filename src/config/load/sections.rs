@@ -175,6 +175,12 @@ impl Checker {
             self.absolute_url("card.provider.url", &p.url);
         }
         let cache_max_age = self.duration("card.cache_max_age", &c.cache_max_age);
+        let signing = match &c.signing {
+            None => Some(None),
+            Some(section) => self
+                .sub_settings("card.signing", crate::config::signing::signing(section))
+                .map(Some),
+        };
         Some(Card {
             name: c.name,
             description: c.description,
@@ -188,6 +194,7 @@ impl Checker {
             cache_max_age: cache_max_age?,
             extended_card: c.extended_card,
             identity_configured,
+            signing: signing?,
         })
     }
 
