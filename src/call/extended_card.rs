@@ -73,7 +73,12 @@ pub async fn serve(
     // whether it changed.
     let private = HeaderValue::from_static("private, no-store");
     let mut response = match build(state, parts, conn, origin, scope, identity.as_ref()).await {
-        Ok(card) => {
+        Ok(mut card) => {
+            if let Some(signing) = &state.config.card.signing {
+                let root = super::endpoint::endpoint(state, parts, conn);
+                let jku = crate::card::sign::jku(signing, &root);
+                crate::card::sign::sign(&mut card, signing, &jku);
+            }
             let rendered = crate::card::published::render(&card);
             crate::card::published::respond_with(&rendered, &parts.headers, private.clone())
         }

@@ -9,8 +9,10 @@ pub mod canonical;
 pub mod inherit;
 pub mod interfaces;
 pub mod jwks;
+pub mod project;
 pub mod published;
 pub mod rewrite;
+pub mod sign;
 pub mod skills;
 pub mod store;
 

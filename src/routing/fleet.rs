@@ -274,6 +274,13 @@ impl Fleet {
                 aggregate::aggregate(&config.card, &inputs(config, &view.cards), endpoint).card;
             let agents: Vec<&Value> = view.cards.iter().map(|(_, c)| &c.card).collect();
             inherit::apply(&mut card, &agents, config);
+            if let Some(signing) = &config.card.signing {
+                crate::card::sign::sign(
+                    &mut card,
+                    signing,
+                    &crate::card::sign::jku(signing, endpoint),
+                );
+            }
             Arc::new(published::render(&card))
         })
     }

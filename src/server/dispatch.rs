@@ -219,6 +219,10 @@ fn agent_card(state: &AppState, parts: &Parts, conn: &ConnInfo, index: usize) ->
     if !state.config.card.extended_card {
         rewrite::withdraw_extended_card(&mut card);
     }
+    if let Some(signing) = &state.config.card.signing {
+        let root = endpoint::endpoint(state, parts, conn);
+        crate::card::sign::sign(&mut card, signing, &crate::card::sign::jku(signing, &root));
+    }
     published::respond(
         &published::render(&card),
         &parts.headers,

@@ -163,3 +163,88 @@ async fn a_key_that_cannot_sign_is_refused_by_check_and_run() {
         );
     }
 }
+
+/// Verifies `card`'s first signature (`a2a-1.0`) as a 1.0 client does: the
+/// protected header, the card's 1.0 projection in RFC 8785 form, and the
+/// key named by `kid` from the gateway's JWKS.
+fn verify_v10(card: &Value, jwks: &Value) -> Result<(), String> {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    let signature = &card["signatures"][0];
+    let protected = signature["protected"]
+        .as_str()
+        .ok_or("no protected header")?;
+    let header: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(protected).unwrap()).unwrap();
+    let kid = header["kid"].as_str().ok_or("no kid")?;
+    let jwk = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kid"] == kid)
+        .ok_or("kid not in the JWKS")?;
+    let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(jwk.clone()).unwrap();
+    let key = jsonwebtoken::DecodingKey::from_jwk(&jwk).unwrap();
+    let payload =
+        a2a_gateway::card::canonical::jcs(&a2a_gateway::card::project::v10(card)).unwrap();
+    let input = format!("{protected}.{}", URL_SAFE_NO_PAD.encode(payload));
+    let alg: jsonwebtoken::Algorithm = serde_json::from_value(header["alg"].clone()).unwrap();
+    let sig = signature["signature"].as_str().ok_or("no signature")?;
+    match jsonwebtoken::crypto::verify(sig, input.as_bytes(), &key, alg) {
+        Ok(true) => Ok(()),
+        other => Err(format!("does not verify: {other:?}")),
+    }
+}
+
+#[tokio::test]
+async fn every_published_card_is_signed_once_and_verifies_and_a_tampered_copy_does_not() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let (key, rsa) = (
+        TempFile::new("signing.pem", &ec_pem()),
+        TempFile::new("rsa2.pem", RSA_PRIVATE),
+    );
+    let text = format!(
+        "[card]\nextended_card = true\n{}[[upstreams]]\nname = \"echo\"\nurl = \"{}\"\n",
+        signing("gw-1", key.path(), rsa.path()),
+        mock.url()
+    );
+    let gw = TestGateway::from_toml(&text).await;
+    let jwks_doc: Value = jwks(&gw).await.json();
+    let base = format!("http://{}", gw.addr());
+    for path in [
+        "/.well-known/agent-card.json",
+        "/agents/echo/.well-known/agent-card.json",
+        "/extendedAgentCard",
+    ] {
+        let first = client::get(&format!("{base}{path}"), &[]).await;
+        assert_eq!(first.status, 200, "{path}: {}", first.text());
+        let card: Value = first.json();
+        let signatures = card["signatures"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{path}: {card}"));
+        assert_eq!(signatures.len(), 1, "{path}");
+        assert_eq!(signatures[0]["header"]["covers"], "a2a-1.0");
+        let header = &signatures[0]["protected"];
+        let decoded = {
+            use base64::Engine;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(header.as_str().unwrap())
+                .unwrap()
+        };
+        let header: Value = serde_json::from_slice(&decoded).unwrap();
+        assert_eq!(header["alg"], "ES256");
+        assert_eq!(header["kid"], "gw-1");
+        assert_eq!(header["typ"], "JOSE");
+        assert_eq!(header["jku"], format!("{base}/.well-known/jwks.json"));
+        verify_v10(&card, &jwks_doc).unwrap_or_else(|e| panic!("{path}: {e}"));
+        // ECDSA signatures differ each time they are made: the same one
+        // again means the card was signed once, not per request.
+        let again: Value = client::get(&format!("{base}{path}"), &[]).await.json();
+        assert_eq!(again["signatures"], card["signatures"], "{path}");
+        // A field the 1.0 reader keeps, changed: the signature fails.
+        let mut tampered = card.clone();
+        tampered["name"] =
+            Value::String(format!("{} (changed)", card["name"].as_str().unwrap_or("")));
+        assert!(verify_v10(&tampered, &jwks_doc).is_err(), "{path}");
+    }
+}

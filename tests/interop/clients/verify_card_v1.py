@@ -1,0 +1,71 @@
+"""Signed cards, checked by a2a-sdk 1.x's own verifier.
+
+  python verify_card_v1.py BASE PATH...
+
+For each PATH, the SDK's card resolver fetches BASE+PATH with a signature
+verifier (`a2a.utils.signing.create_signature_verifier`) whose keys come
+from BASE's /.well-known/jwks.json, and must succeed. Then copies of the
+card with a member the 1.0 reader keeps changed (name, a skill's tags, the
+interfaces' URL) must each be refused. Prints one line per check; exits 1
+if any check fails.
+"""
+import asyncio
+import copy
+import json
+import sys
+
+import httpx
+from jwt.api_jwk import PyJWK
+
+from a2a.client.card_resolver import A2ACardResolver, parse_agent_card
+from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
+
+
+def tampered(card: dict) -> list[tuple[str, dict]]:
+    out = []
+    for what, change in [
+        ("name", lambda c: c.__setitem__("name", c.get("name", "") + " (changed)")),
+        ("skill tags", lambda c: c["skills"][0].setdefault("tags", []).append("injected")),
+        ("interfaces", lambda c: c["supportedInterfaces"][0].__setitem__("url", "http://attacker.invalid/")),
+    ]:
+        copied = copy.deepcopy(card)
+        change(copied)
+        out.append((what, copied))
+    return out
+
+
+async def main(base: str, paths: list[str]) -> int:
+    failed = 0
+    async with httpx.AsyncClient(timeout=10) as http:
+        jwks = (await http.get(base + "/.well-known/jwks.json")).json()
+
+        def key_provider(kid, jku):
+            for key in jwks["keys"]:
+                if key["kid"] == kid:
+                    return PyJWK(key)
+            raise KeyError(kid)
+
+        verify = create_signature_verifier(key_provider, ["ES256", "RS256", "EdDSA"])
+        for path in paths:
+            try:
+                card = await A2ACardResolver(http, base).get_agent_card(
+                    relative_card_path=path, signature_verifier=verify
+                )
+                print(f"ok      {path}: verified ({card.name})")
+            except Exception as e:  # noqa: BLE001 - any failure is the finding
+                print(f"FAILED  {path}: {type(e).__name__}: {e}")
+                failed += 1
+                continue
+            raw = (await http.get(base + path)).json()
+            for what, copied in tampered(raw):
+                try:
+                    verify(parse_agent_card(copied))
+                    print(f"FAILED  {path}: a changed {what} still verifies")
+                    failed += 1
+                except SignatureVerificationError:
+                    print(f"ok      {path}: a changed {what} is refused")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1].rstrip("/"), sys.argv[2:])))
