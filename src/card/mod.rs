@@ -10,6 +10,7 @@ pub mod inherit;
 pub mod interfaces;
 pub mod jwks;
 pub mod project;
+pub mod project03;
 pub mod published;
 pub mod rewrite;
 pub mod sign;

@@ -15,7 +15,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::{canonical, project};
+use super::{canonical, project, project03};
 use crate::config::signing::Signing;
 
 /// `card` with its `signatures` set (any it had are replaced: they were
@@ -57,11 +57,24 @@ fn kept(card: &Value, signing: &Signing, jku: &str) -> Option<Arc<Value>> {
 }
 
 /// The projections signed, by the label each signature's unprotected
-/// header names. The 0.3 SDK's projection comes next (issue #66).
-const PROJECTIONS: [(&str, Projection); 1] = [("a2a-1.0", project::v10)];
+/// header names: the bytes each kind of client verifies.
+const PROJECTIONS: [(&str, Projection); 2] = [("a2a-1.0", v10_bytes), ("a2a-0.3", v03_bytes)];
 
-/// A card as one kind of client reads it.
-type Projection = fn(&Value) -> Value;
+/// A card as one kind of client reads it, written as that client writes
+/// it for its verifier.
+type Projection = fn(&Value) -> Result<Vec<u8>, String>;
+
+fn v10_bytes(card: &Value) -> Result<Vec<u8>, String> {
+    canonical::jcs(&project::v10(card)).map_err(|e| e.to_string())
+}
+
+fn v03_bytes(card: &Value) -> Result<Vec<u8>, String> {
+    let projected = project03::v03(card);
+    if canonical::depth(&projected) > canonical::MAX_DEPTH {
+        return Err(canonical::CanonicalError::TooDeep.to_string());
+    }
+    Ok(project03::python_json(&projected).into_bytes())
+}
 
 /// One signature per projection.
 fn signatures(card: &Value, signing: &Signing, jku: &str) -> Result<Value, String> {
@@ -75,7 +88,7 @@ fn signatures(card: &Value, signing: &Signing, jku: &str) -> Result<Value, Strin
     let protected = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).map_err(|e| e.to_string())?);
     let mut out = Vec::new();
     for (covers, projection) in PROJECTIONS {
-        let payload = canonical::jcs(&projection(card)).map_err(|e| format!("{covers}: {e}"))?;
+        let payload = projection(card).map_err(|e| format!("{covers}: {e}"))?;
         let input = format!("{protected}.{}", URL_SAFE_NO_PAD.encode(payload));
         let signature = jsonwebtoken::crypto::sign(input.as_bytes(), private, key.alg)
             .map_err(|e| format!("{covers}: {e}"))?;

@@ -1,31 +1,37 @@
 #!/usr/bin/env bash
-# Signed cards (issue #66), checked by the official SDK's own verifier:
+# Signed cards (issue #66), checked by the official SDKs' own verifiers:
 # a gateway with [card.signing] in front of an a2a-sdk 1.x agent; a2a-sdk
-# 1.3.0's card resolver fetches the fleet card and the agent's card at
-# /agents/NAME with its signature verifier (keys from the gateway's JWKS),
-# and tampered copies are refused (clients/verify_card_v1.py). Loopback
-# only. Uses the venv of run.sh, adding the SDK's signing extra (PyJWT,
-# pinned) when it is missing. Exit 1 if a check fails, 2 if setup does.
+# 1.3.0's and 0.3.26's card resolvers fetch the fleet card, the agent's
+# card at /agents/NAME and the extended card with their signature
+# verifiers (keys from the gateway's JWKS), and tampered copies are refused
+# (clients/verify_card.py, run in each SDK's venv). Loopback only.
+# Uses the venvs of run.sh, adding the SDKs' signing extra (PyJWT, pinned)
+# when it is missing. Exit 1 if a check fails, 2 if setup does.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 OUT="$HERE/out"; mkdir -p "$OUT"
 GW_BIN="${GW_BIN:-$ROOT/target/debug/a2a-gateway}"
-SDK1=1.3.0; PYJWT=2.15.1
-V1="$HERE/.venv1/bin/python"
+SDK1=1.3.0; SDK03=0.3.26; PYJWT=2.15.1
+V1="$HERE/.venv1/bin/python"; V03="$HERE/.venv03/bin/python"
 
 PIDS=()
 WORK=$(mktemp -d)
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT INT TERM
 die() { echo "SETUP FAILED: $*" >&2; exit 2; }
-[ -x "$V1" ] || die "no $V1: run tests/interop/run.sh first (it makes the venv)"
 [ -x "$GW_BIN" ] || die "no gateway binary at $GW_BIN (build it first)"
-if ! "$V1" -c "import jwt, importlib.metadata as m, sys; sys.exit(m.version('PyJWT') != '$PYJWT')" 2>/dev/null; then
-  echo "installing a2a-sdk[signing]==$SDK1 (PyJWT==$PYJWT) into .venv1 ..."
-  timeout 600 "$HERE/.venv1/bin/pip" install -q "a2a-sdk[signing]==$SDK1" "PyJWT==$PYJWT" \
-    >"$OUT/pip-signing.log" 2>&1 || die "pip install the signing extra (see $OUT/pip-signing.log)"
-fi
+signing_extra() { # venv sdk-pin
+  local py="$HERE/$1/bin/python"
+  [ -x "$py" ] || die "no $py: run tests/interop/run.sh first (it makes the venv)"
+  if ! "$py" -c "import jwt, importlib.metadata as m, sys; sys.exit(m.version('PyJWT') != '$PYJWT')" 2>/dev/null; then
+    echo "installing a2a-sdk[signing]==$2 (PyJWT==$PYJWT) into $1 ..."
+    timeout 600 "$HERE/$1/bin/pip" install -q "a2a-sdk[signing]==$2" "PyJWT==$PYJWT" \
+      >"$OUT/pip-signing-$1.log" 2>&1 || die "pip install the signing extra (see $OUT/pip-signing-$1.log)"
+  fi
+}
+signing_extra .venv1 "$SDK1"
+signing_extra .venv03 "$SDK03"
 
 freeport() { "$V1" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_http() { for _ in $(seq 1 60); do curl -fsS -m 1 "$1" >/dev/null 2>&1 && return 0; sleep 0.25; done; die "$2 did not come up ($1)"; }
@@ -59,5 +65,8 @@ TOML
   --public-url "http://127.0.0.1:$GW" >"$OUT/signed-gateway.log" 2>&1 & PIDS+=($!)
 wait_http "http://127.0.0.1:$GWA/readyz" "the gateway"
 
-(cd "$HERE/clients" && timeout 120 "$V1" verify_card_v1.py "http://127.0.0.1:$GW" \
-  /.well-known/agent-card.json /agents/signed/.well-known/agent-card.json /extendedAgentCard)
+PATHS=(/.well-known/agent-card.json /agents/signed/.well-known/agent-card.json /extendedAgentCard)
+failed=0
+(cd "$HERE/clients" && timeout 120 "$V1" verify_card.py "http://127.0.0.1:$GW" "${PATHS[@]}") || failed=1
+(cd "$HERE/clients" && timeout 120 "$V03" verify_card.py "http://127.0.0.1:$GW" "${PATHS[@]}") || failed=1
+exit $failed
