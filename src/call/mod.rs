@@ -242,6 +242,26 @@ async fn check_webhooks(state: &AppState, call: &Call<'_>) -> Result<(), Gateway
     Err(GatewayError::InvalidParams(why))
 }
 
+/// An agent whose card must be signed (`card_signature = "required"`) is
+/// called only while a card with a valid signature is in use.
+fn verified(state: &AppState, upstream: usize, owner: &str) -> Result<(), GatewayError> {
+    use crate::config::card_trust::SignatureMode;
+    let required = (state.config.upstreams.get(upstream))
+        .is_some_and(|u| u.card_signature.mode == SignatureMode::Required);
+    if !required || state.fleet.view().card_of(owner).is_some() {
+        return Ok(());
+    }
+    let state_now = state.fleet.store.signatures.get(owner);
+    let detail = match state_now.as_ref().and_then(|s| s.refusal()) {
+        Some(refusal) => format!("its card is refused (card_signature = required): {refusal}"),
+        None => "no card with a valid signature from a trusted key has arrived yet".into(),
+    };
+    Err(GatewayError::UpstreamNotVerified {
+        upstream: owner.to_string(),
+        detail,
+    })
+}
+
 /// A streaming method sent to an agent whose card says it does not stream.
 fn can_stream(state: &AppState, method: &Method, owner: &str) -> Result<(), GatewayError> {
     if method.family.streams() && state.fleet.view().can_stream(owner) == Some(false) {
@@ -394,6 +414,7 @@ async fn route_and_admit(
     state.metrics.routed(routed.as_ref().ok().map(rule));
     let route = routed?;
     let owner = state.router.name(route.upstream);
+    verified(state, route.upstream, &owner)?;
     let meters = &state.meters[route.upstream];
     record.routed(meters, route.skill.clone(), route.rule.label());
     authorize(state, call, &route, &owner)?;

@@ -14,8 +14,10 @@ pub mod project03;
 pub mod published;
 pub mod rewrite;
 pub mod sign;
+pub mod signature;
 pub mod skills;
 pub mod store;
+pub mod verify;
 
 /// Well-known card paths: 0.3/1.0 first, then the 0.1/0.2 name.
 pub const CARD_PATHS: [&str; 2] = ["/.well-known/agent-card.json", "/.well-known/agent.json"];

@@ -13,6 +13,7 @@ use moka::sync::Cache;
 use serde_json::Value;
 
 use super::CARD_PATHS;
+use crate::config::card_trust::{CardSignature, SignatureMode};
 use crate::config::CardRefresh;
 use crate::http::error::GatewayError;
 use crate::telemetry::metrics::Metrics;
@@ -52,13 +53,18 @@ pub struct Attempt {
 pub struct CardStore {
     cards: Cache<String, Arc<FetchedCard>>,
     attempts: Mutex<HashMap<String, Attempt>>,
+    /// Verdicts on the agents' card signatures.
+    pub signatures: super::signature::Signatures,
     timeout: Duration,
     metrics: Arc<Metrics>,
 }
 
 enum Fetch {
-    Fresh(Arc<FetchedCard>),
+    Fresh(FetchedCard),
     NotModified,
+    /// Fetched, but refused by `card_signature = "required"` (logged by
+    /// `super::signature` when the verdict is news).
+    Refused(GatewayError),
 }
 
 impl CardStore {
@@ -66,6 +72,7 @@ impl CardStore {
         Self {
             cards: Cache::builder().time_to_live(cfg.max_staleness).build(),
             attempts: Mutex::new(HashMap::new()),
+            signatures: Default::default(),
             timeout: cfg.timeout,
             metrics,
         }
@@ -95,18 +102,29 @@ impl CardStore {
 
     /// Refreshes every upstream's card concurrently; each fetch is bounded
     /// by the refresh timeout, so a dead upstream never blocks the others.
-    pub async fn refresh_all(&self, upstreams: &[Arc<Upstream>]) {
-        futures_util::future::join_all(upstreams.iter().map(|u| self.refresh(u))).await;
+    /// `signatures` are the upstreams' `card_signature`s, in the same order.
+    pub async fn refresh_all(&self, upstreams: &[Arc<Upstream>], signatures: &[&CardSignature]) {
+        let each = upstreams.iter().zip(signatures);
+        futures_util::future::join_all(each.map(|(u, s)| self.refresh(u, s))).await;
     }
 
-    async fn refresh(&self, upstream: &Upstream) {
+    async fn refresh(&self, upstream: &Upstream, signature: &CardSignature) {
         let previous = self.cards.get(&upstream.name);
-        let outcome = self.fetch(upstream, previous.as_deref()).await;
+        // A card verified under other settings (or none) is asked for
+        // again, so a reload's trust applies to it.
+        let checked_under = self.signatures.get(&upstream.name).map(|s| s.under);
+        let previous = previous.filter(|_| {
+            signature.mode == SignatureMode::Off || checked_under.as_ref() == Some(signature)
+        });
+        let outcome = match self.fetch(upstream, previous.as_deref()).await {
+            Ok(Fetch::Fresh(card)) => self.checked(upstream, signature, card).await,
+            other => other,
+        };
         let mut attempt = self.attempt(&upstream.name);
         match outcome {
             Ok(Fetch::Fresh(card)) => {
                 self.count(&upstream.name, "ok");
-                self.cards.insert(upstream.name.clone(), card);
+                self.cards.insert(upstream.name.clone(), Arc::new(card));
                 attempt = Attempt {
                     error: None,
                     last_success: Some(Instant::now()),
@@ -123,6 +141,10 @@ impl CardStore {
                     last_success: Some(Instant::now()),
                 };
             }
+            Ok(Fetch::Refused(e)) => {
+                self.count(&upstream.name, "refused");
+                attempt.error = Some(e);
+            }
             Err(e) => {
                 self.count(&upstream.name, "error");
                 tracing::warn!(upstream = %upstream.name, error = %e, "card refresh failed; keeping the last good card until it is stale");
@@ -131,6 +153,36 @@ impl CardStore {
         }
         if let Ok(mut attempts) = self.attempts.lock() {
             attempts.insert(upstream.name.clone(), attempt);
+        }
+    }
+
+    /// A fresh card through its upstream's `card_signature`: under
+    /// `required`, a card without a valid signature is refused and the one
+    /// kept before is dropped (its skills leave the fleet card), and a
+    /// valid one is used as far as its signature covers it.
+    async fn checked(
+        &self,
+        upstream: &Upstream,
+        signature: &CardSignature,
+        card: FetchedCard,
+    ) -> Result<Fetch, GatewayError> {
+        if signature.mode == SignatureMode::Off {
+            self.signatures.forget(&upstream.name);
+            return Ok(Fetch::Fresh(card));
+        }
+        let verdict = super::verify::verify(&card.card, signature).await;
+        let metrics = &self.metrics;
+        (self.signatures).record(&upstream.name, signature, &verdict, metrics);
+        match (verdict, signature.mode) {
+            (Ok(verified), SignatureMode::Required) => {
+                Ok(Fetch::Fresh(card.reading(verified.card)))
+            }
+            (Err(refusal), SignatureMode::Required) => {
+                self.cards.invalidate(&upstream.name);
+                let why = format!("its card is refused (card_signature = required): {refusal}");
+                Ok(Fetch::Refused(bad(upstream, why)))
+            }
+            _ => Ok(Fetch::Fresh(card)),
         }
     }
 
@@ -166,8 +218,7 @@ impl CardStore {
                 StatusCode::NOT_MODIFIED if previous.is_some() => return Ok(Fetch::NotModified),
                 StatusCode::NOT_FOUND => last = Some(format!("GET {} answered 404", uri.path())),
                 s if s.is_success() => {
-                    return parse(upstream, uri, &headers, &body)
-                        .map(|card| Fetch::Fresh(Arc::new(card)))
+                    return parse(upstream, uri, &headers, &body).map(Fetch::Fresh)
                 }
                 s => return Err(bad(upstream, format!("GET {} answered {s}", uri.path()))),
             }
@@ -193,24 +244,40 @@ fn parse(
             format!("GET {} is not a JSON object", uri.path()),
         ));
     }
-    let streaming = card.pointer("/capabilities/streaming") == Some(&Value::Bool(true));
-    let push_notifications =
-        card.pointer("/capabilities/pushNotifications") == Some(&Value::Bool(true));
-    let interfaces = super::interfaces::of(&card);
-    let rpc_versions = (interfaces.iter())
-        .filter(|i| i.binding == crate::a2a::dialect::Binding::JsonRpc)
-        .map(|i| i.version)
-        .collect();
-    Ok(FetchedCard {
+    Ok(FetchedCard::read(
         card,
-        streaming,
-        push_notifications,
-        interfaces,
-        rpc_versions,
-        etag: headers.get(header::ETAG).cloned(),
+        headers.get(header::ETAG).cloned(),
         uri,
-        fetched_at: Instant::now(),
-    })
+    ))
+}
+
+impl FetchedCard {
+    /// What the gateway reads of `card` once, when it arrives.
+    fn read(card: Value, etag: Option<HeaderValue>, uri: http::Uri) -> FetchedCard {
+        let streaming = card.pointer("/capabilities/streaming") == Some(&Value::Bool(true));
+        let push_notifications =
+            card.pointer("/capabilities/pushNotifications") == Some(&Value::Bool(true));
+        let interfaces = super::interfaces::of(&card);
+        let rpc_versions = (interfaces.iter())
+            .filter(|i| i.binding == crate::a2a::dialect::Binding::JsonRpc)
+            .map(|i| i.version)
+            .collect();
+        FetchedCard {
+            card,
+            streaming,
+            push_notifications,
+            interfaces,
+            rpc_versions,
+            etag,
+            uri,
+            fetched_at: Instant::now(),
+        }
+    }
+
+    /// The same fetch, read as `card` (the part a signature covers).
+    fn reading(self, card: Value) -> FetchedCard {
+        FetchedCard::read(card, self.etag, self.uri)
+    }
 }
 
 fn bad(upstream: &Upstream, detail: String) -> GatewayError {

@@ -258,6 +258,13 @@ pub struct UpstreamSection {
     /// "1.0"), when its card does not say or says wrong.
     #[serde(default)]
     pub protocol_versions: Option<Vec<String>>,
+    /// "off" (default), "verify" or "required": what is done with the
+    /// signature on the agent's own card.
+    #[serde(default)]
+    pub card_signature: Option<String>,
+    /// The keys trusted to sign the agent's card.
+    #[serde(default)]
+    pub card_trust: Option<super::card_trust::CardTrustSection>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -2,6 +2,7 @@
 //! (`overrides`), and the validated runtime form (`settings`), which the rest of the
 //! gateway uses. Loading reports every problem at once (`load`).
 
+pub mod card_trust;
 mod file;
 mod load;
 mod overrides;

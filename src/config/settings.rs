@@ -224,6 +224,9 @@ pub struct Upstream {
     /// `protocol_versions`: the JSON-RPC versions the agent speaks, which
     /// then win over what its card says.
     pub protocol_versions: Option<Vec<crate::a2a::Version>>,
+    /// `card_signature` and `card_trust`: whether the agent's card must be
+    /// signed, and by whom.
+    pub card_signature: super::card_trust::CardSignature,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

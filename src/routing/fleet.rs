@@ -215,7 +215,8 @@ impl Fleet {
     /// One refresh round: fetch every card, then rebuild if anything changed
     /// or expired.
     pub async fn refresh(&self, upstreams: &[Arc<Upstream>], config: &Config) {
-        self.store.refresh_all(upstreams).await;
+        let signatures: Vec<_> = config.upstreams.iter().map(|u| &u.card_signature).collect();
+        self.store.refresh_all(upstreams, &signatures).await;
         self.rebuild_if_changed(config);
     }
 

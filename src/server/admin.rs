@@ -99,7 +99,7 @@ fn readiness(state: &AppState, verbose: bool) -> Response<Body> {
             }
             None => json!({"card": "missing", "last_error": attempt.error.map(|e| e.to_string())}),
         };
-        let entry = with_versions(entry, &view.speaks(u));
+        let entry = with_signature(with_versions(entry, &view.speaks(u)), state, u);
         upstreams.insert(u.name.clone(), with_replicas(entry, upstream));
     }
     let mut body = json!({"status": word, "upstreams": Value::Object(upstreams)});
@@ -118,6 +118,22 @@ fn with_store<'a>(body: &'a mut Value, state: &AppState) -> &'a Value {
         );
     }
     body
+}
+
+/// Adds where the agent's card signature stands, when it is checked.
+fn with_signature(mut entry: Value, state: &AppState, u: &crate::config::Upstream) -> Value {
+    let mode = u.card_signature.mode;
+    if mode == crate::config::card_trust::SignatureMode::Off {
+        return entry;
+    }
+    let described = match state.fleet.store.signatures.get(&u.name) {
+        Some(s) if s.under == u.card_signature => s.describe(),
+        _ => json!({"mode": mode.label(), "state": "unchecked"}),
+    };
+    if let Some(object) = entry.as_object_mut() {
+        object.insert("card_signature".into(), described);
+    }
+    entry
 }
 
 /// Adds what the upstream speaks, by binding, and who says so (its card or

@@ -404,3 +404,34 @@ async fn two_gateway_processes_share_one_limit_through_redis() {
         assert!(proc.terminate().success());
     }
 }
+
+/// A card refused by `card_signature = "required"` is logged once, naming
+/// the agent and the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_agent_card_is_logged_with_the_agent_and_the_reason() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let dir = std::env::temp_dir().join(format!("a2a-gw-cli-sig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("gateway.toml");
+    let text = format!(
+        "[[upstreams]]\nname = \"unsigned-agent\"\nurl = \"{}\"\ncard_signature = \"required\"\n[upstreams.card_trust]\nkeys = [{{ kty = \"OKP\", crv = \"Ed25519\", kid = \"k\", x = \"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo\" }}]\n",
+        mock.url()
+    );
+    std::fs::write(&config, text).unwrap();
+    let config = config.to_str().unwrap().to_string();
+    let mut proc = Proc::spawn(&[
+        "run",
+        "--config",
+        &config,
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+    ]);
+    let line = proc.wait_line(true, "agent card refused");
+    assert!(line.contains("unsigned-agent"), "{line}");
+    assert!(line.contains("the card has no signatures"), "{line}");
+    assert!(line.contains("WARN"), "{line}");
+    assert!(proc.terminate().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

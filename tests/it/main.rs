@@ -40,6 +40,7 @@ mod traffic;
 // Routing over a fleet, cards and balancing.
 mod agent_card;
 mod balancing;
+mod card_verification;
 mod fleet;
 mod signed_cards;
 

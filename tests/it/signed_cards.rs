@@ -248,3 +248,61 @@ async fn every_published_card_is_signed_once_and_verifies_and_a_tampered_copy_do
         assert!(verify_v10(&tampered, &jwks_doc).is_err(), "{path}");
     }
 }
+
+/// Rotating the gateway's key: the new key is added and made active by a
+/// reload, the old one stays published by its public key alone. Cards are
+/// then signed by the new key, and a card the old key signed still
+/// verifies against the JWKS, as a client holding it would check.
+#[tokio::test]
+async fn rotating_the_gateway_key_keeps_cards_of_the_old_key_verifiable() {
+    let mock = MockAgent::start(Mode::Normal).await;
+    let old = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let (old_private, old_public) = (
+        TempFile::new("rot-old.pem", &old.serialize_pem()),
+        TempFile::new("rot-old.pub.pem", &old.public_key_pem()),
+    );
+    let new = TempFile::new("rot-new.pem", &ec_pem());
+    let upstream = format!("[[upstreams]]\nname = \"echo\"\nurl = \"{}\"\n", mock.url());
+    let key = |kid: &str, field: &str, path: &str| {
+        format!("[[card.signing.keys]]\nkid = \"{kid}\"\nalg = \"ES256\"\n{field} = \"{path}\"\n")
+    };
+    let text = format!(
+        "[card.signing]\nactive = \"old\"\n{}{upstream}",
+        key("old", "file", old_private.path())
+    );
+    let gw = TestGateway::from_toml(&text).await;
+    let card_url = format!("http://{}/.well-known/agent-card.json", gw.addr());
+    let signed_by_old: Value = client::get(&card_url, &[]).await.json();
+    verify_v10(&signed_by_old, &jwks(&gw).await.json()).unwrap();
+
+    let rotated = format!(
+        "[card.signing]\nactive = \"new\"\n{}{}{upstream}",
+        key("new", "file", new.path()),
+        key("old", "public_file", old_public.path())
+    );
+    let overrides = Overrides {
+        listen: Some("127.0.0.1:0".into()),
+        admin_listen: Some("127.0.0.1:0".into()),
+        ..Default::default()
+    };
+    gw.running
+        .reload(config::load_with(Some(&rotated), &overrides))
+        .expect("reload");
+    let reply = jwks(&gw).await;
+    assert_eq!(kids(&reply), ["new", "old"]);
+    let jwks_doc: Value = reply.json();
+    let signed_by_new: Value = client::get(&card_url, &[]).await.json();
+    let header = signed_by_new["signatures"][0]["protected"]
+        .as_str()
+        .unwrap();
+    let header: Value = {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(header)
+            .unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    assert_eq!(header["kid"], "new");
+    verify_v10(&signed_by_new, &jwks_doc).unwrap();
+    verify_v10(&signed_by_old, &jwks_doc).expect("the old key is still published");
+}

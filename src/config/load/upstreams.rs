@@ -67,6 +67,7 @@ impl Checker {
             .map(|c| self.upstream_url(&at("card_url"), c));
         let identity_header =
             self.identity_header(&at("identity_header"), u.identity_header.as_deref());
+        let card_signature = self.card_signature(i, &u);
         let skills = self.skills(&at("skills"), u.skills);
         let tls = self.upstream_tls(&at("tls"), u.tls.as_ref());
         let headers = self.upstream_headers(&at("headers"), &u.headers);
@@ -100,7 +101,27 @@ impl Checker {
             identity_header: identity_header?,
             tls: tls?,
             protocol_versions: protocol_versions?,
+            card_signature: card_signature?,
         })
+    }
+
+    /// `card_signature` and `[upstreams.card_trust]`.
+    fn card_signature(
+        &mut self,
+        i: usize,
+        u: &UpstreamSection,
+    ) -> Option<crate::config::card_trust::CardSignature> {
+        let checked = crate::config::card_trust::card_signature(
+            u.card_signature.as_deref(),
+            u.card_trust.as_ref(),
+        );
+        checked
+            .map_err(|problems| {
+                for (field, why) in problems {
+                    self.err(format!("upstreams[{i}].{field}"), why);
+                }
+            })
+            .ok()
     }
 
     /// `protocol_versions`: at least one, each a version the gateway speaks.

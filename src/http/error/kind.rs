@@ -35,6 +35,9 @@ pub mod codes {
     /// The gateway is shutting down and ended the stream (final SSE event);
     /// resubscribe to continue.
     pub const SHUTTING_DOWN: i32 = -32056;
+    /// The upstream's card has no valid signature from a trusted key, and
+    /// its `card_signature` is "required" (HTTP 503).
+    pub const UPSTREAM_NOT_VERIFIED: i32 = -32057;
 }
 
 /// The JSON-RPC error code of a response the gateway made itself (set by
@@ -146,6 +149,10 @@ pub enum GatewayError {
     },
     #[error("upstream '{upstream}' is unavailable: {detail}")]
     UpstreamUnavailable { upstream: String, detail: String },
+    /// `card_signature = "required"` and no valid card: the agent is not
+    /// ready (HTTP 503).
+    #[error("upstream '{upstream}' is not ready: {detail}")]
+    UpstreamNotVerified { upstream: String, detail: String },
     #[error("upstream '{upstream}' timed out: {detail}")]
     UpstreamTimeout { upstream: String, detail: String },
     #[error("upstream '{upstream}' sent an invalid response: {detail}")]

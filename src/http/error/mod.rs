@@ -42,6 +42,7 @@ impl GatewayError {
             UnknownSkill { skill, skills } => Some(json!({ "skill": skill, "skills": skills })),
             UpstreamUnavailable { upstream, .. }
             | UpstreamTimeout { upstream, .. }
+            | UpstreamNotVerified { upstream, .. }
             | UpstreamBadResponse { upstream, .. }
             | InvalidAgentResponse { upstream, .. } => Some(json!({ "upstream": upstream })),
             PayloadTooLarge { limit } | HeadTooLarge { limit } => Some(json!({ "limit": limit })),

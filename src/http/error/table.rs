@@ -94,6 +94,7 @@ impl GatewayError {
             Unauthenticated { .. } => same(codes::UNAUTHENTICATED, S::UNAUTHORIZED, "UNAUTHENTICATED", "UNAUTHENTICATED"),
             Forbidden { .. } => same(codes::FORBIDDEN, S::FORBIDDEN, "PERMISSION_DENIED", "FORBIDDEN"),
             UpstreamUnavailable { .. } => same(codes::UPSTREAM_UNAVAILABLE, S::BAD_GATEWAY, UNAVAILABLE, "UPSTREAM_UNAVAILABLE"),
+            UpstreamNotVerified { .. } => same(codes::UPSTREAM_NOT_VERIFIED, S::SERVICE_UNAVAILABLE, UNAVAILABLE, "UPSTREAM_CARD_NOT_VERIFIED"),
             UpstreamTimeout { .. } => same(codes::UPSTREAM_TIMEOUT, S::GATEWAY_TIMEOUT, DEADLINE, "UPSTREAM_TIMEOUT"),
             UpstreamBadResponse { .. } => same(codes::UPSTREAM_BAD_RESPONSE, S::BAD_GATEWAY, UNAVAILABLE, "UPSTREAM_BAD_RESPONSE"),
             InvalidAgentResponse { .. } => same(INVALID_AGENT_RESPONSE, S::BAD_GATEWAY, UNAVAILABLE, "INVALID_AGENT_RESPONSE"),
@@ -212,6 +213,10 @@ mod tests {
                 detail: d.clone(),
             },
             UpstreamTimeout {
+                upstream: u.clone(),
+                detail: d.clone(),
+            },
+            UpstreamNotVerified {
                 upstream: u.clone(),
                 detail: d.clone(),
             },

@@ -77,13 +77,17 @@ families! {
     BREAKER_STATE series "upstream_breaker_state" ["upstream", "replica"]
         "Per replica: 0 closed, 1 half-open, 2 open.";
     CARD_REFRESH series "card_refresh_total" ["upstream", "result"]
-        "Upstream card refreshes by result (ok, not_modified, error).";
+        "Upstream card refreshes by result (ok, not_modified, error, refused: no valid signature under card_signature = required).";
     CONFIG_RELOADS series "config_reloads_total" ["result"]
         "Configuration reloads by result (ok, failed).";
     BUILD_INFO series "build_info" ["version"]
         "Always 1; the labels say which build runs.";
     CARD_AGE series "card_age_seconds" ["upstream"]
         "Age of the upstream card in use (-1: none).";
+    CARD_SIGNATURE_CHECKS series "card_signature_checks_total" ["upstream", "result"]
+        "Checks of agents' card signatures (card_signature = verify or required) by result (valid, unsigned, invalid).";
+    CARD_SIGNATURE_VALID series "card_signature_valid" ["upstream"]
+        "1 while the agent's card carries a valid signature from a trusted key, 0 while it does not (agents whose card_signature is verify or required).";
     MEMORY_RELEASED series "memory_released_bytes_total" []
         "Resident memory returned to the system after bursts (freed heap malloc had kept).";
     LOG_LINES_DROPPED series "log_lines_dropped_total" []

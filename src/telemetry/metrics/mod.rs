@@ -62,6 +62,8 @@ pub struct Metrics {
     pub breaker_state: IntGaugeVec,
     pub card_refresh: IntCounterVec,
     pub card_age: GaugeVec,
+    pub card_signature_checks: IntCounterVec,
+    pub card_signature_valid: IntGaugeVec,
     pub config_reloads: IntCounterVec,
     pub build_info: IntGaugeVec,
     /// Resident bytes `crate::memory_release` gave back to the system.
@@ -195,6 +197,8 @@ impl Metrics {
             breaker_state: gauge(&r, &family::BREAKER_STATE),
             card_refresh: counter(&r, &family::CARD_REFRESH),
             card_age: float_gauge(&r, &family::CARD_AGE),
+            card_signature_checks: counter(&r, &family::CARD_SIGNATURE_CHECKS),
+            card_signature_valid: gauge(&r, &family::CARD_SIGNATURE_VALID),
             config_reloads: counter(&r, &family::CONFIG_RELOADS),
             build_info,
             memory_released: single_counter(&r, &family::MEMORY_RELEASED),
@@ -442,7 +446,7 @@ mod tests {
         distinct.sort_unstable();
         distinct.dedup();
         assert_eq!(distinct.len(), family::ALL.len());
-        assert_eq!(family::ALL.len(), 31);
+        assert_eq!(family::ALL.len(), 33);
         let names = series_names();
         assert!(names.contains(&"a2a_gateway_requests_total".to_string()));
         assert!(names.contains(&"a2a_gateway_request_duration_seconds_bucket".to_string()));

@@ -1,12 +1,23 @@
 """Tiny echo agent on a2a-sdk 0.3.x (JSON-RPC binding, protocol 0.3).
 
   python agent_v03.py --port P [--rest | --grpc] [--skill ID]
+                      [--sign-key PEM --sign-kid KID [--sign-jku URL]]
 
 Same behaviour as agent_v1.py: "more" -> input-required, else echo+completed.
 --rest: HTTP+JSON 0.3 only. --grpc: gRPC 0.3 only (a2a.v1.A2AService, the
 SDK's GrpcHandler on grpc.aio) on a port of its own, which the card's url
 names as a bare host:port (preferredTransport GRPC); port P serves only the
 card.
+
+With --sign-key the agent serves its card signed by the SDK's own signer
+(`a2a.utils.signing.create_agent_card_signer`), as an operator of a2a-sdk
+0.3.x does it: the signer is the `card_modifier` of the SDK's server app
+(A2AStarletteApplication / A2ARESTFastAPIApplication; with --grpc the card
+route signs the same way). The key is an ES256 (P-256) private key in PEM;
+the protected header is {"alg": "ES256", "kid": KID, "typ": "JOSE"} plus
+"jku": URL with --sign-jku. The signer appends to the card it is given, and
+the app hands it its own card on every request, so each request signs a copy
+(one signature per served card, not one more per request).
 """
 import argparse
 import asyncio
@@ -50,6 +61,20 @@ class EchoExecutor(AgentExecutor):
         await up.cancel()
 
 
+def card_signer(a):
+    """The card modifier that signs the served card (None without --sign-key)."""
+    if not a.sign_key:
+        return None
+    from a2a.utils.signing import create_agent_card_signer
+
+    header = {'alg': 'ES256', 'kid': a.sign_kid, 'typ': 'JOSE'}
+    if a.sign_jku:
+        header['jku'] = a.sign_jku
+    with open(a.sign_key, 'rb') as f:
+        sign = create_agent_card_signer(signing_key=f.read(), protected_header=header)
+    return lambda card: sign(card.model_copy(deep=True))
+
+
 async def serve_grpc(a) -> None:
     import grpc
     from a2a.grpc import a2a_pb2_grpc
@@ -72,10 +97,11 @@ async def serve_grpc(a) -> None:
     handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore())
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(card, handler), server)
     await server.start()
-    body = card.model_dump(mode='json', by_alias=True, exclude_none=True)
+    sign = card_signer(a)
 
     async def serve_card(_request):
-        return JSONResponse(body)
+        served = sign(card) if sign else card
+        return JSONResponse(served.model_dump(mode='json', by_alias=True, exclude_none=True))
 
     app = Starlette(routes=[Route('/.well-known/agent-card.json', serve_card)])
     config = uvicorn.Config(app, host='127.0.0.1', port=a.port, log_level='warning')
@@ -90,7 +116,13 @@ def main() -> None:
                     help='skill id (distinct per agent so a fleet can route)')
     ap.add_argument('--rest', action='store_true')
     ap.add_argument('--grpc', action='store_true')
+    ap.add_argument('--sign-key', metavar='PEM',
+                    help='sign the served card with this ES256 private key (PEM)')
+    ap.add_argument('--sign-kid', metavar='KID', help='the kid of --sign-key')
+    ap.add_argument('--sign-jku', metavar='URL', help='a jku for the protected header')
     a = ap.parse_args()
+    if a.sign_key and not a.sign_kid:
+        ap.error('--sign-key needs --sign-kid')
     if a.grpc:
         asyncio.run(serve_grpc(a))
         return
@@ -108,10 +140,13 @@ def main() -> None:
                            tags=['echo'])],
     )
     handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore())
+    sign = card_signer(a)
     if a.rest:
-        app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler)
+        app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler,
+                                        card_modifier=sign)
     else:
-        app = A2AStarletteApplication(agent_card=card, http_handler=handler)
+        app = A2AStarletteApplication(agent_card=card, http_handler=handler,
+                                      card_modifier=sign)
     uvicorn.run(app.build(), host='127.0.0.1', port=a.port, log_level='warning')
 
 

@@ -1,6 +1,7 @@
 """Tiny echo agent on a2a-sdk 1.x (JSON-RPC or HTTP+JSON binding).
 
   python agent_v1.py --port P [--compat | --rest | --grpc] [--skill ID]
+                     [--sign-key PEM --sign-kid KID [--sign-jku URL]]
 
 Without --compat it speaks A2A 1.0 only; with --compat it also accepts
 0.3 JSON-RPC on the same endpoint (SDK option enable_v0_3_compat) and its
@@ -13,6 +14,14 @@ A message whose text contains "more" leaves the task input-required
 ("need more input (by SKILL)"); anything else completes it with an echo,
 "echo: TEXT (by SKILL)", in the status message and in an artifact. SKILL
 (--skill, default "echo") tells which agent answered.
+
+With --sign-key the agent serves its card signed by the SDK's own signer
+(`a2a.utils.signing.create_agent_card_signer`), as an operator of a2a-sdk
+1.x does it: the signer is the `card_modifier` of `create_agent_card_routes`.
+The key is an ES256 (P-256) private key in PEM; the protected header is
+{"alg": "ES256", "kid": KID, "typ": "JOSE"} plus "jku": URL with --sign-jku.
+The signer appends to the card it is given, so each request signs a copy
+(one signature per served card, not one more per request).
 """
 import argparse
 import asyncio
@@ -55,6 +64,26 @@ class EchoExecutor(AgentExecutor):
         await up.cancel()
 
 
+def card_signer(a):
+    """The card modifier that signs the served card (None without --sign-key)."""
+    if not a.sign_key:
+        return None
+    from a2a.utils.signing import create_agent_card_signer
+
+    header = {'alg': 'ES256', 'kid': a.sign_kid, 'typ': 'JOSE'}
+    if a.sign_jku:
+        header['jku'] = a.sign_jku
+    with open(a.sign_key, 'rb') as f:
+        sign = create_agent_card_signer(signing_key=f.read(), protected_header=header)
+
+    async def sign_copy(card: AgentCard) -> AgentCard:
+        copied = AgentCard()
+        copied.CopyFrom(card)
+        return sign(copied)
+
+    return sign_copy
+
+
 def make_card(a, name: str, ifaces) -> AgentCard:
     return AgentCard(
         name=name, description='echo agent (a2a-sdk 1.x)', version='1.0.0',
@@ -79,7 +108,7 @@ async def serve_grpc(a) -> None:
     handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore(), card)
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
     await server.start()
-    config = uvicorn.Config(Starlette(routes=create_agent_card_routes(card)),
+    config = uvicorn.Config(Starlette(routes=create_agent_card_routes(card, card_signer(a))),
                             host='127.0.0.1', port=a.port, log_level='warning')
     await uvicorn.Server(config).serve()
     await server.stop(None)
@@ -93,7 +122,13 @@ def main() -> None:
     ap.add_argument('--compat', action='store_true')
     ap.add_argument('--rest', action='store_true')
     ap.add_argument('--grpc', action='store_true')
+    ap.add_argument('--sign-key', metavar='PEM',
+                    help='sign the served card with this ES256 private key (PEM)')
+    ap.add_argument('--sign-kid', metavar='KID', help='the kid of --sign-key')
+    ap.add_argument('--sign-jku', metavar='URL', help='a jku for the protected header')
     a = ap.parse_args()
+    if a.sign_key and not a.sign_kid:
+        ap.error('--sign-key needs --sign-kid')
     if a.grpc:
         asyncio.run(serve_grpc(a))
         return
@@ -109,11 +144,12 @@ def main() -> None:
     card = make_card(a, 'echo-v1-rest' if a.rest else 'echo-v1-compat' if a.compat else 'echo-v1',
                      ifaces)
     handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore(), card)
+    card_routes = create_agent_card_routes(card, card_signer(a))
     if a.rest:
-        routes = create_agent_card_routes(card) + create_rest_routes(
+        routes = card_routes + create_rest_routes(
             handler, path_prefix='/rest')
     else:
-        routes = create_agent_card_routes(card) + create_jsonrpc_routes(
+        routes = card_routes + create_jsonrpc_routes(
             handler, '/', enable_v0_3_compat=a.compat)
     uvicorn.run(Starlette(routes=routes), host='127.0.0.1', port=a.port,
                 log_level='warning')

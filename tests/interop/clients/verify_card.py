@@ -1,11 +1,12 @@
 """Signed cards, checked by an official SDK's own verifier (1.x or 0.3.x,
 whichever this Python has).
 
-  python verify_card.py BASE PATH...
+  python verify_card.py [--jwks FILE] BASE PATH...
 
 For each PATH, the SDK's card resolver fetches BASE+PATH with a signature
 verifier (`a2a.utils.signing.create_signature_verifier`) whose keys come
-from BASE's /.well-known/jwks.json, and must succeed. Then copies of the
+from BASE's /.well-known/jwks.json (or from the JWKS in FILE, for an agent
+that signs its own card), and must succeed. Then copies of the
 card with a member that SDK's reader keeps changed (the name, a skill's
 tags, and the interfaces' URL for 1.x or the card's url for 0.3) must each
 be refused. Prints one line per check; exits 1 if any check fails.
@@ -13,6 +14,7 @@ be refused. Prints one line per check; exits 1 if any check fails.
 import asyncio
 import copy
 import importlib.metadata
+import json
 import sys
 
 import httpx
@@ -49,11 +51,15 @@ def tampered(card: dict) -> list[tuple[str, dict]]:
     return out
 
 
-async def main(base: str, paths: list[str]) -> int:
+async def main(base: str, paths: list[str], jwks_file: str | None = None) -> int:
     failed = 0
     sdk = "a2a-sdk " + importlib.metadata.version("a2a-sdk")
     async with httpx.AsyncClient(timeout=10) as http:
-        jwks = (await http.get(base + "/.well-known/jwks.json")).json()
+        if jwks_file:
+            with open(jwks_file) as f:
+                jwks = json.load(f)
+        else:
+            jwks = (await http.get(base + "/.well-known/jwks.json")).json()
 
         def key_provider(kid, jku):
             for key in jwks["keys"]:
@@ -84,4 +90,8 @@ async def main(base: str, paths: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(sys.argv[1].rstrip("/"), sys.argv[2:])))
+    args = sys.argv[1:]
+    jwks_file = None
+    if args[:1] == ["--jwks"]:
+        jwks_file, args = args[1], args[2:]
+    sys.exit(asyncio.run(main(args[0].rstrip("/"), args[1:], jwks_file)))

@@ -8,6 +8,7 @@ pub mod client;
 pub mod closed_port;
 pub mod fault_agent;
 pub mod gateway;
+pub mod key_server;
 pub mod keys;
 pub mod mock_agent;
 pub mod mock_grpc;
