@@ -20,6 +20,12 @@
 #   bridged-0.3-1.0     message/send from a 0.3 client to a 1.0 agent
 #   sse-per-event       message/stream of 10 events, per event
 #   card                GET /.well-known/agent-card.json
+#   card-signed         the same from a gateway with [card.signing] (ES256): the
+#                       card is signed when it changes, so a GET costs the same
+#   agent-card          GET /agents/a03/.well-known/agent-card.json (rewritten
+#                       per request)
+#   agent-card-signed   the same from the signing gateway (its signatures kept
+#                       by the card's content, not made per request)
 #   refused             message/send with bad params (-32602), no agent asked
 #   hint-1-agent        message/send routed by its A2A-Skill header, through a
 #                       gateway of one agent
@@ -90,8 +96,9 @@ if [ -z "${BIN:-}" ]; then
 fi
 GW=${GW:-$BIN/a2a-gateway}; UP=$BIN/examples/bench-upstream; FLOOR=$BIN/examples/bench-hyper-floor
 command -v callgrind_control >/dev/null || { echo "bench/ledger.sh needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-ALL_ROWS=(jsonrpc-0.3-h1 jsonrpc-0.3-h2c jsonrpc-1.0 rest-1.0 grpc-1.0 bridged-0.3-1.0 sse-per-event card refused
-  hint-1-agent hint-1k-agents hyper-floor)
+command -v openssl >/dev/null || { echo "bench/ledger.sh needs openssl (apt-get install openssl)" >&2; exit 2; }
+ALL_ROWS=(jsonrpc-0.3-h1 jsonrpc-0.3-h2c jsonrpc-1.0 rest-1.0 grpc-1.0 bridged-0.3-1.0 sse-per-event card
+  card-signed agent-card agent-card-signed refused hint-1-agent hint-1k-agents hyper-floor)
 read -r -a ROW_LIST <<<"${ROWS:-${ALL_ROWS[*]}}"
 
 source bench/lib.sh
@@ -134,6 +141,24 @@ start() {
   wait_http "http://127.0.0.1:$admin/readyz"
   wait_http "http://127.0.0.1:$FP/.well-known/agent-card.json"
   start_fleets
+  start_signed
+}
+
+# Starts the signing gateway when a row asks: SIGNED_PID/SIGNED_PORT, with
+# ledger.toml's settings, [card.signing] (a fresh ES256 key) and a03.
+start_signed() {
+  case " ${ROW_LIST[*]} " in *"-signed "*) ;; *) return 0 ;; esac
+  local admin
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$OUT/card-key.pem" 2>/dev/null
+  { sed '/^\[\[upstreams\]\]/,$d' bench/ledger.toml
+    printf '[card.signing]\nactive = "bench"\n[[card.signing.keys]]\nkid = "bench"\nalg = "ES256"\nfile = "%s"\n\n' "$OUT/card-key.pem"
+    printf '[[upstreams]]\nname = "a03"\nurl = "http://127.0.0.1:%d/"\nmax_in_flight = 4096\n' "$P03"
+  } >"$OUT/signed.toml"
+  SIGNED_PORT=$(freeport); admin=$(freeport)
+  callgrind signed "$GW" run --config "$OUT/signed.toml" --listen "127.0.0.1:$SIGNED_PORT" \
+    --admin-listen "127.0.0.1:$admin"
+  SIGNED_PID=$STARTED
+  wait_http "http://127.0.0.1:$admin/readyz"
 }
 
 # ledger.toml's settings with N upstreams, each the 0.3 bench agent: f0 … f{N-1}.
@@ -162,8 +187,8 @@ start_fleets() {
 }
 
 stop() {
-  kill "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} 2>/dev/null || true
-  wait "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} 2>/dev/null || true
+  kill "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} ${SIGNED_PID:-} 2>/dev/null || true
+  wait "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} ${SIGNED_PID:-} 2>/dev/null || true
 }
 
 # row -> "pid name divisor", and the seq client's arguments
@@ -173,6 +198,7 @@ target_of() {
     sse-per-event) echo "$GW_PID gateway 10";;
     hint-1-agent) echo "$ONE_PID one 1";;
     hint-1k-agents) echo "$FLEET_PID fleet 1";;
+    *-signed) echo "$SIGNED_PID signed 1";;
     *) echo "$GW_PID gateway 1";;
   esac
 }
@@ -187,6 +213,9 @@ args_of() {
     bridged-0.3-1.0) echo "--url $g/agents/bridged --body $OUT/send1k.json";;
     sse-per-event) echo "--url $g/agents/sse --body $OUT/stream.json --stream --events 10 -H x-bench-events:10";;
     card) echo "--url $g/.well-known/agent-card.json --get --expect skills";;
+    card-signed) echo "--url http://127.0.0.1:$SIGNED_PORT/.well-known/agent-card.json --get --expect signatures";;
+    agent-card) echo "--url $g/agents/a03/.well-known/agent-card.json --get --expect skills";;
+    agent-card-signed) echo "--url http://127.0.0.1:$SIGNED_PORT/agents/a03/.well-known/agent-card.json --get --expect signatures";;
     refused) echo "--url $g/agents/a03 --body $OUT/bad.json --expect -32602";;
     hint-1-agent) echo "--url http://127.0.0.1:$ONE_PORT/ --body $OUT/send1k.json -H a2a-skill:echo";;
     hint-1k-agents) echo "--url http://127.0.0.1:$FLEET_PORT/ --body $OUT/send1k.json -H a2a-skill:f500/echo";;

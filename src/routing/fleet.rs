@@ -193,7 +193,14 @@ pub struct Fleet {
     /// Published card bytes per (generation, endpoint): the endpoint comes
     /// from the Host header when no public URL is configured.
     rendered: Cache<(u64, String), Arc<Rendered>>,
+    /// Each agent's card as published at `/agents/{name}`, per (generation,
+    /// name, endpoint): rewritten, and signed, once, not per request. Bounded
+    /// by bytes, so a large fleet's cards do not hold memory without end.
+    agent_rendered: Cache<(u64, String, String), Arc<Rendered>>,
 }
+
+/// What the per-agent cards kept may weigh in all.
+const AGENT_CARDS_BYTES: u64 = 16 << 20;
 
 impl Fleet {
     pub fn new(config: &Config, metrics: Arc<crate::telemetry::metrics::Metrics>) -> Self {
@@ -205,6 +212,10 @@ impl Fleet {
             ),
             view: ArcSwap::from_pointee(FleetView::empty()),
             rendered: Cache::new(64),
+            agent_rendered: Cache::builder()
+                .weigher(|_, r: &Arc<Rendered>| u32::try_from(r.body.len()).unwrap_or(u32::MAX))
+                .max_capacity(AGENT_CARDS_BYTES)
+                .build(),
         }
     }
 
@@ -284,6 +295,20 @@ impl Fleet {
             }
             Arc::new(published::render(&card))
         })
+    }
+
+    /// Agent `name`'s card for clients reaching it at `endpoint`, made by
+    /// `build` the first time in this view. A config reload or a changed
+    /// card makes a new view, so nothing kept outlives what it was made of.
+    pub fn agent_card(
+        &self,
+        view: &FleetView,
+        name: &str,
+        endpoint: &str,
+        build: impl FnOnce() -> Value,
+    ) -> Arc<Rendered> {
+        let key = (view.generation, name.to_string(), endpoint.to_string());
+        (self.agent_rendered).get_with(key, || Arc::new(published::render(&build())))
     }
 
     pub fn ready(&self, config: &Config) -> bool {

@@ -207,27 +207,24 @@ fn agent_card(state: &AppState, parts: &Parts, conn: &ConnInfo, index: usize) ->
         });
         return error.into_response(None);
     };
-    let mut card = fetched.card.clone();
-    rewrite::rewrite(
-        &mut card,
-        &endpoint::agent_endpoint(state, parts, conn, name),
-    );
-    // At this URL the gateway's own schemes are what is enforced.
-    if let Some(auth) = &state.config.auth {
-        crate::auth::publish::apply(&mut card, auth);
-    }
-    if !state.config.card.extended_card {
-        rewrite::withdraw_extended_card(&mut card);
-    }
-    if let Some(signing) = &state.config.card.signing {
-        let root = endpoint::endpoint(state, parts, conn);
-        crate::card::sign::sign(&mut card, signing, &crate::card::sign::jku(signing, &root));
-    }
-    published::respond(
-        &published::render(&card),
-        &parts.headers,
-        state.config.card.cache_max_age,
-    )
+    let at = endpoint::agent_endpoint(state, parts, conn, name);
+    let rendered = state.fleet.agent_card(&view, name, &at, || {
+        let mut card = fetched.card.clone();
+        rewrite::rewrite(&mut card, &at);
+        // At this URL the gateway's own schemes are what is enforced.
+        if let Some(auth) = &state.config.auth {
+            crate::auth::publish::apply(&mut card, auth);
+        }
+        if !state.config.card.extended_card {
+            rewrite::withdraw_extended_card(&mut card);
+        }
+        if let Some(signing) = &state.config.card.signing {
+            let root = endpoint::endpoint(state, parts, conn);
+            crate::card::sign::sign(&mut card, signing, &crate::card::sign::jku(signing, &root));
+        }
+        card
+    });
+    published::respond(&rendered, &parts.headers, state.config.card.cache_max_age)
 }
 
 /// No agent has the name: 404; a name that could be none, holding a
