@@ -200,8 +200,11 @@ fn header(protected: &str, trust: &CardSignature) -> Result<Header, String> {
 /// the JWKS URL's, and the `jku`'s when it is on the allow-list.
 async fn keys(header: &Header, trust: &CardSignature) -> Result<Vec<DecodingKey>, String> {
     let kid = header.kid.as_deref();
+    // A signature without a kid is tried with every key of its alg; it
+    // must still verify.
     let fits = |k: &crate::auth::jwt::jwks::RemoteKey| {
-        k.algorithms.contains(&header.alg) && (k.kid.is_none() || k.kid.as_deref() == kid)
+        k.algorithms.contains(&header.alg)
+            && (kid.is_none() || k.kid.is_none() || k.kid.as_deref() == kid)
     };
     let mut found: Vec<DecodingKey> = Vec::new();
     if let Some(keys) = &trust.keys {

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::Uri;
-use jsonwebtoken::Algorithm;
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, DecodingKey};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -48,7 +49,7 @@ pub struct CardTrustSection {
     pub jwks_url: Option<String>,
     #[serde(default)]
     pub jwks_file: Option<String>,
-    /// Inline JWKs.
+    /// Inline keys: public JWKs, or `{ kid, alg, public_file | pem }`.
     #[serde(default)]
     pub keys: Vec<Value>,
     #[serde(default)]
@@ -188,6 +189,33 @@ pub fn card_signature(
     })
 }
 
+/// A key given as `{ kid, alg, public_file | pem }` (a PEM public key),
+/// as its JWK; `None` when the entry is a JWK itself.
+fn pem_key(entry: &Value) -> Option<Result<Value, String>> {
+    let text = |name: &str| entry.get(name).and_then(Value::as_str);
+    let pem = match (text("public_file"), text("pem")) {
+        (None, None) => return None,
+        (Some(path), None) => std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}")),
+        (None, Some(pem)) => Ok(pem.as_bytes().to_vec()),
+        _ => Err("give public_file or pem, not both".into()),
+    };
+    Some(pem.and_then(|pem| {
+        let kid = text("kid").ok_or("a PEM key needs its kid")?;
+        let alg = (text("alg").and_then(|a| ASYMMETRIC.iter().find(|(n, _)| *n == a)))
+            .map(|(_, alg)| *alg)
+            .ok_or("a PEM key needs its alg: ES256, ES384, RS256, RS384, RS512, PS256, PS384, PS512 or EdDSA")?;
+        let key = match alg {
+            Algorithm::ES256 | Algorithm::ES384 => DecodingKey::from_ec_pem(&pem),
+            Algorithm::EdDSA => DecodingKey::from_ed_pem(&pem),
+            _ => DecodingKey::from_rsa_pem(&pem),
+        }
+        .map_err(|e| format!("not a PEM public key for {}: {e}", text("alg").unwrap_or("")))?;
+        let mut jwk = Jwk::from_decoding_key(&key, Some(alg)).map_err(|e| e.to_string())?;
+        jwk.common.key_id = Some(kid.to_string());
+        serde_json::to_value(jwk).map_err(|e| e.to_string())
+    }))
+}
+
 fn remote_jwks(uri: Uri, cache_ttl: Duration, algorithms: &[Algorithm]) -> RemoteJwks {
     let url = uri.to_string();
     let config = JwksConfig {
@@ -256,12 +284,20 @@ fn static_keys(
             Err(why) => problems.push((field, why)),
         }
     }
-    for (i, jwk) in trust.keys.iter().enumerate() {
-        if jwk.get("d").is_some() || jwk.get("k").is_some() {
+    for (i, entry) in trust.keys.iter().enumerate() {
+        if entry.get("d").is_some() || entry.get("k").is_some() {
             let why = "holds a private or secret key part (d or k): give the public key only";
             problems.push((format!("card_trust.keys[{i}]"), why.into()));
             continue;
         }
+        let jwk = match pem_key(entry) {
+            Some(Ok(jwk)) => jwk,
+            Some(Err(why)) => {
+                problems.push((format!("card_trust.keys[{i}]"), why));
+                continue;
+            }
+            None => entry.clone(),
+        };
         let doc = serde_json::json!({"keys": [jwk]});
         match jwks::parse_jwks(&doc, algorithms) {
             Ok(found) if !found.is_empty() => {

@@ -23,6 +23,7 @@ struct Signer {
     kid: String,
     key: EncodingKey,
     jwk: Value,
+    public_pem: String,
 }
 
 /// What a test signature covers.
@@ -36,9 +37,8 @@ enum Covers {
 
 impl Signer {
     fn new(kid: &str) -> Signer {
-        let pem = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)
-            .unwrap()
-            .serialize_pem();
+        let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let pem = pair.serialize_pem();
         let key = EncodingKey::from_ec_pem(pem.as_bytes()).unwrap();
         let mut jwk = Jwk::from_encoding_key(&key, Algorithm::ES256).unwrap();
         jwk.common.key_id = Some(kid.into());
@@ -46,6 +46,7 @@ impl Signer {
             kid: kid.into(),
             key,
             jwk: serde_json::to_value(jwk).unwrap(),
+            public_pem: pair.public_key_pem(),
         }
     }
 
@@ -72,6 +73,15 @@ impl Signer {
     /// The inline `keys` line trusting this key.
     fn trusted(&self) -> String {
         format!("keys = [{}]\n", toml_inline(&self.jwk))
+    }
+
+    /// The same, the key given as its PEM public key.
+    fn trusted_pem(&self) -> String {
+        let pem = self.public_pem.trim().replace('\n', "\\n");
+        format!(
+            "keys = [{{ kid = \"{}\", alg = \"ES256\", pem = \"{pem}\" }}]\n",
+            self.kid
+        )
     }
 }
 
@@ -154,8 +164,14 @@ async fn required_admits_trusted_signers_and_excludes_the_rest() {
     let bad = agent("bad", |c| stranger.sign(&c, Covers::Jcs, json!({}))).await;
     let unsigned = agent("unsigned", |c| c).await;
     let off = agent("off", |c| stranger.sign(&c, Covers::Jcs, json!({}))).await;
+    // No kid: tried with every trusted key of its alg.
+    let nokid = agent("nokid", |c| {
+        trusted.sign(&c, Covers::Jcs, json!({"kid": null}))
+    })
+    .await;
     let text = [
         upstream("good", &good, "required", &trusted.trusted()),
+        upstream("nokid", &nokid, "required", &trusted.trusted()),
         upstream("bad", &bad, "required", &trusted.trusted()),
         upstream("unsigned", &unsigned, "verify", &trusted.trusted()),
         upstream("off", &off, "off", ""),
@@ -180,7 +196,7 @@ async fn required_admits_trusted_signers_and_excludes_the_rest() {
     // The refused agent's skill is withdrawn; verify and off still publish.
     let mut skills = fleet_skills(&gw).await;
     skills.sort();
-    assert_eq!(skills, ["good", "off", "unsigned"]);
+    assert_eq!(skills, ["good", "nokid", "off", "unsigned"]);
     let ready = readyz(&gw).await;
     assert_eq!(ready["upstreams"]["bad"]["card"], "missing", "{ready}");
 
@@ -431,6 +447,8 @@ fn trust_settings_are_checked_at_load() {
         ("card_signature = \"verify\"\n[upstreams.card_trust]\njwks_file = \"/nonexistent/k.json\"\n", "upstreams[0].card_trust.jwks_file", "cannot read"),
         ("card_signature = \"verify\"\n[upstreams.card_trust]\nkeys = [{ kty = \"EC\", crv = \"P-256\", x = \"a\", y = \"b\", d = \"c\" }]\n", "upstreams[0].card_trust.keys[0]", "private"),
         ("card_signature = \"verify\"\n[upstreams.card_trust]\nkeys = [{ kty = \"oct\", k = \"c2VjcmV0\" }]\n", "upstreams[0].card_trust.keys[0]", "secret"),
+        ("card_signature = \"verify\"\n[upstreams.card_trust]\nkeys = [{ kid = \"k\", alg = \"ES256\", pem = \"not a key\" }]\n", "upstreams[0].card_trust.keys[0]", "not a PEM public key for ES256"),
+        ("card_signature = \"verify\"\n[upstreams.card_trust]\nkeys = [{ alg = \"ES256\", pem = \"x\" }]\n", "upstreams[0].card_trust.keys[0]", "needs its kid"),
     ] {
         let text = format!("{base}{extra}");
         let errors = a2a_gateway::config::load_str(&text).unwrap_err().to_string();
@@ -471,7 +489,8 @@ async fn a_reload_with_other_trust_checks_the_card_again() {
     let (first, second) = (Signer::new("a1"), Signer::new("b1"));
     let mock = agent("reloaded", |c| first.sign(&c, Covers::Jcs, json!({}))).await;
     let gw =
-        TestGateway::from_toml(&upstream("reloaded", &mock, "required", &first.trusted())).await;
+        // Trusted by its PEM public key, this time.
+        TestGateway::from_toml(&upstream("reloaded", &mock, "required", &first.trusted_pem())).await;
     assert_eq!(signature_state(&gw, "reloaded").await["state"], "valid");
     let text = upstream("reloaded", &mock, "required", &second.trusted());
     let overrides = a2a_gateway::config::Overrides {
