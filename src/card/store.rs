@@ -170,7 +170,16 @@ impl CardStore {
             self.signatures.forget(&upstream.name);
             return Ok(Fetch::Fresh(card));
         }
-        let verdict = super::verify::verify(&card.card, signature).await;
+        // Bounded like the fetch: a key URL that does not answer delays
+        // neither start-up nor the other cards.
+        let checking = super::verify::verify(&card.card, signature);
+        let verdict = match tokio::time::timeout(self.timeout, checking).await {
+            Ok(verdict) => verdict,
+            Err(_) => Err(super::verify::Refusal::Invalid(format!(
+                "the trusted keys could not be fetched within the card refresh timeout ({}s)",
+                self.timeout.as_secs_f64()
+            ))),
+        };
         let metrics = &self.metrics;
         (self.signatures).record(&upstream.name, signature, &verdict, metrics);
         match (verdict, signature.mode) {

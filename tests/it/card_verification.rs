@@ -506,3 +506,53 @@ async fn a_reload_with_other_trust_checks_the_card_again() {
     assert_eq!(state["state"], "invalid", "{state}");
     assert!(fleet_skills(&gw).await.is_empty());
 }
+
+/// Keys that cannot be fetched: a refused connection is a clear reason,
+/// and a URL that never answers is bounded by the card refresh timeout.
+#[tokio::test]
+async fn keys_that_cannot_be_fetched_refuse_the_card_in_bounded_time() {
+    let signer = Signer::new("k1");
+    let closed = crate::support::closed_port::ClosedPort::new();
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let refused = agent("refused", |c| signer.sign(&c, Covers::Jcs, json!({}))).await;
+    let hanging = agent("hanging", |c| signer.sign(&c, Covers::Jcs, json!({}))).await;
+    let text = format!(
+        "[card_refresh]\ntimeout = \"1s\"\n{}{}",
+        upstream(
+            "refused",
+            &refused,
+            "required",
+            &format!("jwks_url = \"http://{}/jwks\"\n", closed.addr())
+        ),
+        upstream(
+            "hanging",
+            &hanging,
+            "required",
+            &format!(
+                "jwks_url = \"http://{}/jwks\"\n",
+                silent.local_addr().unwrap()
+            )
+        ),
+    );
+    let started = std::time::Instant::now();
+    let gw = TestGateway::from_toml(&text).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let state = signature_state(&gw, "refused").await;
+    let reason = state["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("cannot be fetched: signing keys are unavailable"),
+        "{state}"
+    );
+    let state = signature_state(&gw, "hanging").await;
+    let reason = state["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("within the card refresh timeout"),
+        "{state}"
+    );
+    assert!(fleet_skills(&gw).await.is_empty());
+    drop(silent);
+}
