@@ -28,6 +28,7 @@ pub mod auth;
 pub mod limits;
 // The SSRF guard on push webhooks.
 pub mod push_guard;
+pub mod push_relay;
 // Which agent takes the call: skills, task owners, text match.
 pub mod routing;
 // Version translation between client and agent.
