@@ -23,10 +23,12 @@ use crate::a2a::model::Params;
 use crate::cidr::{self, problem, Problems};
 
 mod addresses;
+mod delivery;
 mod target;
 mod webhooks;
 
 pub use addresses::forbidden;
+pub use delivery::Undeliverable;
 use target::{classify_host, normalize_host, parse_target, Host, Target};
 pub use webhooks::webhook_urls;
 

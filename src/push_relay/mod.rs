@@ -4,9 +4,13 @@
 //! under a key the replicas share (`seal`); the gateway checks and delivers
 //! what they post, in the client's shape, to the address it checked.
 //!
-//! Here so far: the sealed id (`seal`) and `[push_relay]`'s settings
-//! (`settings`), not yet read by the config loader. docs/push-relay.md
-//! has the design and what is left.
+//! Here so far: the sealed id (`seal`), `[push_relay]`'s settings
+//! (`settings`, not yet read by the config loader), delivery to the
+//! address the guard checked with retries (`deliver`), and the bounded
+//! queues that drain each destination (`queue`). docs/push-relay.md has
+//! the design and what is left.
 
+pub mod deliver;
+pub mod queue;
 pub mod seal;
 pub mod settings;

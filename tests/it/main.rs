@@ -32,6 +32,7 @@ mod auth;
 mod bad_input;
 mod bad_input_catalogue;
 mod jwt;
+mod push_delivery;
 mod push_guard;
 mod rate_limits;
 mod rate_limits_shared;

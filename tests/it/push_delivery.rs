@@ -1,0 +1,389 @@
+//! The push relay's delivery (issue #67, part 2), over real loopback
+//! sockets: a webhook receiver that records what it gets and answers as
+//! scripted, and the relay's sender with a resolver the test controls (a
+//! name that answers loopback now is what a rebinding DNS does).
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use a2a_gateway::push_guard::{settings, PushGuardSection};
+use a2a_gateway::push_relay::deliver::{Delivered, Lookup, Resolve, Sender};
+use a2a_gateway::push_relay::queue::{Bounds, Job, Observe, Queues};
+use a2a_gateway::push_relay::seal::ClientConfig;
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+/// What the receiver got: headers and body.
+#[derive(Debug, Clone)]
+struct Received {
+    host: String,
+    token: Option<String>,
+    authorization: Option<String>,
+    body: Bytes,
+}
+
+/// The receiver's answers still to give: `(status, Retry-After)`.
+type Script = Arc<Mutex<VecDeque<(u16, Option<&'static str>)>>>;
+
+/// A webhook on loopback answering each POST with the next scripted
+/// `(status, Retry-After)`, then 200.
+struct Receiver {
+    addr: SocketAddr,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Receiver {
+    async fn start(script: Vec<(u16, Option<&'static str>)>) -> Receiver {
+        Receiver::start_slow(script, Duration::ZERO).await
+    }
+
+    /// Each answer after `delay`.
+    async fn start_slow(script: Vec<(u16, Option<&'static str>)>, delay: Duration) -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let log = received.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (log, script) = (log.clone(), script.clone());
+                tokio::spawn(async move {
+                    let service =
+                        service_fn(move |req| answer(req, log.clone(), script.clone(), delay));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Receiver { addr, received }
+    }
+
+    fn got(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+}
+
+async fn answer(
+    req: Request<Incoming>,
+    log: Arc<Mutex<Vec<Received>>>,
+    script: Script,
+    delay: Duration,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let host = header("host").unwrap_or_default();
+    let (token, authorization) = (header("x-a2a-notification-token"), header("authorization"));
+    let body = req.into_body().collect().await.unwrap().to_bytes();
+    log.lock().unwrap().push(Received {
+        host,
+        token,
+        authorization,
+        body,
+    });
+    // Recorded as it arrives; answered after the delay.
+    tokio::time::sleep(delay).await;
+    let (status, retry_after) = script.lock().unwrap().pop_front().unwrap_or((200, None));
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap();
+    if let Some(after) = retry_after {
+        response
+            .headers_mut()
+            .insert("retry-after", after.parse().unwrap());
+    }
+    Ok(response)
+}
+
+/// Answers `ips` for every name, counting the look-ups.
+struct FixedDns {
+    ips: Vec<IpAddr>,
+    lookups: Arc<Mutex<Vec<String>>>,
+}
+
+impl Resolve for FixedDns {
+    fn resolve(&self, host: String, _port: u16) -> Lookup {
+        self.lookups.lock().unwrap().push(host);
+        let ips = self.ips.clone();
+        Box::pin(async move { Ok(ips) })
+    }
+}
+
+fn sender(
+    allow_cidrs: &[&str],
+    dns: &[&str],
+    max_attempts: u32,
+) -> (Sender, Arc<Mutex<Vec<String>>>) {
+    let guard = settings(&PushGuardSection {
+        allow_http: true,
+        allow_cidrs: allow_cidrs.iter().map(|c| c.to_string()).collect(),
+        ..PushGuardSection::default()
+    })
+    .unwrap();
+    let lookups = Arc::new(Mutex::new(Vec::new()));
+    let resolve = FixedDns {
+        ips: dns.iter().map(|i| i.parse().unwrap()).collect(),
+        lookups: lookups.clone(),
+    };
+    let sender = Sender {
+        guard,
+        resolve: Arc::new(resolve),
+        timeout: Duration::from_secs(2),
+        max_attempts,
+        backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_secs(2),
+    };
+    (sender, lookups)
+}
+
+fn config(url: String) -> ClientConfig {
+    ClientConfig {
+        url,
+        token: Some("client-token".into()),
+        authentication: Some(serde_json::json!({"scheme": "Bearer", "credentials": "secret"})),
+        version: "1.0".into(),
+        binding: "JSONRPC".into(),
+        task_id: "task-1".into(),
+        config_id: None,
+        agent_token: "agent-token".into(),
+    }
+}
+
+const BODY: &str = r#"{"task":{"id":"task-1","status":{"state":"TASK_STATE_COMPLETED"}}}"#;
+
+/// A name that does not exist in any DNS, resolved by the test to the
+/// receiver: the delivery reaches it, so the connection went to the
+/// address checked and was never looked up again; the Host is the URL's.
+#[tokio::test]
+async fn a_delivery_goes_to_the_address_checked_with_the_clients_credentials() {
+    let receiver = Receiver::start(vec![]).await;
+    let (sender, lookups) = sender(&["127.0.0.0/8"], &["127.0.0.1"], 3);
+    let url = format!("http://hooks.invalid:{}/hook", receiver.addr.port());
+    let outcome = sender.deliver(&config(url), &Bytes::from(BODY)).await;
+    assert_eq!(
+        outcome,
+        Delivered::Ok {
+            status: 200,
+            attempts: 1
+        }
+    );
+    let got = receiver.got();
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        got[0].host,
+        format!("hooks.invalid:{}", receiver.addr.port())
+    );
+    assert_eq!(got[0].token.as_deref(), Some("client-token"));
+    assert_eq!(got[0].authorization.as_deref(), Some("Bearer secret"));
+    assert_eq!(got[0].body, BODY);
+    assert_eq!(*lookups.lock().unwrap(), ["hooks.invalid"], "one look-up");
+}
+
+/// The name answers a loopback address at delivery, which the guard does
+/// not allow: refused, naming the host, and nothing is sent.
+#[tokio::test]
+async fn a_host_that_turned_private_at_delivery_is_refused() {
+    let receiver = Receiver::start(vec![]).await;
+    let (sender, _) = sender(&[], &["127.0.0.1"], 3);
+    let url = format!("http://rebound.example:{}/hook", receiver.addr.port());
+    let outcome = sender.deliver(&config(url), &Bytes::from(BODY)).await;
+    let Delivered::Refused(why) = outcome else {
+        panic!("refused: {outcome:?}")
+    };
+    assert!(
+        why.starts_with("rebound.example resolves to 127.0.0.1 at delivery"),
+        "{why}"
+    );
+    assert!(receiver.got().is_empty());
+}
+
+#[tokio::test]
+async fn server_errors_and_429_are_retried_honouring_retry_after() {
+    let receiver = Receiver::start(vec![(503, None), (429, Some("1")), (200, None)]).await;
+    let (sender, _) = sender(&["127.0.0.0/8"], &[], 5);
+    let url = format!("http://127.0.0.1:{}/hook", receiver.addr.port());
+    let started = Instant::now();
+    let outcome = sender.deliver(&config(url), &Bytes::from(BODY)).await;
+    assert_eq!(
+        outcome,
+        Delivered::Ok {
+            status: 200,
+            attempts: 3
+        }
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After: 1 was honoured"
+    );
+    assert_eq!(receiver.got().len(), 3);
+    assert!(receiver.got().iter().all(|r| r.body == BODY));
+}
+
+#[tokio::test]
+async fn a_client_error_is_not_retried_and_attempts_are_bounded() {
+    let receiver = Receiver::start(vec![(400, None)]).await;
+    let (sender, _) = sender(&["127.0.0.0/8"], &[], 4);
+    let url = format!("http://127.0.0.1:{}/hook", receiver.addr.port());
+    let outcome = sender.deliver(&config(url), &Bytes::from(BODY)).await;
+    assert_eq!(
+        outcome,
+        Delivered::Rejected {
+            status: 400,
+            attempts: 1
+        }
+    );
+    assert_eq!(receiver.got().len(), 1);
+
+    let failing = Receiver::start(vec![(500, None); 10]).await;
+    let url = format!("http://127.0.0.1:{}/hook", failing.addr.port());
+    let outcome = sender.deliver(&config(url), &Bytes::from(BODY)).await;
+    assert_eq!(
+        outcome,
+        Delivered::GaveUp {
+            attempts: 4,
+            last: "500".into()
+        }
+    );
+    assert_eq!(failing.got().len(), 4);
+
+    let closed = crate::support::closed_port::ClosedPort::new();
+    let url = format!("http://{}/hook", closed.addr());
+    let started = Instant::now();
+    let Delivered::GaveUp { attempts, last } =
+        sender.deliver(&config(url), &Bytes::from(BODY)).await
+    else {
+        panic!("gave up")
+    };
+    assert_eq!(attempts, 4);
+    assert!(last.starts_with("connection failed"), "{last}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+fn job(url: String, task: &str) -> Job {
+    let mut config = config(url);
+    config.task_id = task.into();
+    Job {
+        config,
+        body: Bytes::from(format!("{{\"task\":\"{task}\"}}")),
+        queued_at: Instant::now(),
+    }
+}
+
+/// Outcomes by task, as the queues report them.
+type Outcomes = Arc<Mutex<Vec<(String, Delivered)>>>;
+
+fn queues(bounds: Bounds) -> (Arc<Queues>, Outcomes) {
+    let (sender, _) = sender(&["127.0.0.0/8"], &[], 2);
+    let outcomes: Outcomes = Arc::default();
+    let seen = outcomes.clone();
+    let observe: Observe = Box::new(move |job, outcome| {
+        seen.lock()
+            .unwrap()
+            .push((job.config.task_id.clone(), outcome.clone()));
+    });
+    (Queues::new(bounds, Arc::new(sender), observe), outcomes)
+}
+
+async fn wait_for(outcomes: &Outcomes, n: usize) {
+    for _ in 0..200 {
+        if outcomes.lock().unwrap().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{} of {n} outcomes", outcomes.lock().unwrap().len());
+}
+
+/// Each destination drains in order, and a slow one does not hold up
+/// another.
+#[tokio::test]
+async fn destinations_drain_in_order_and_apart() {
+    let slow = Receiver::start_slow(vec![], Duration::from_millis(300)).await;
+    let fast = Receiver::start(vec![]).await;
+    let bounds = Bounds {
+        per_destination: 10,
+        total: 100,
+        bytes: 1 << 20,
+    };
+    let (queues, outcomes) = queues(bounds);
+    for task in ["s1", "s2"] {
+        queues.push(job(
+            format!("http://127.0.0.1:{}/h", slow.addr.port()),
+            task,
+        ));
+    }
+    for task in ["f1", "f2", "f3"] {
+        queues.push(job(
+            format!("http://127.0.0.1:{}/h", fast.addr.port()),
+            task,
+        ));
+    }
+    wait_for(&outcomes, 3).await;
+    let first: Vec<String> = outcomes
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(t, _)| t.clone())
+        .collect();
+    assert_eq!(
+        first[..3],
+        ["f1", "f2", "f3"],
+        "the fast webhook did not wait"
+    );
+    wait_for(&outcomes, 5).await;
+    let slow_order: Vec<String> = slow
+        .got()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).to_string())
+        .collect();
+    assert_eq!(slow_order, [r#"{"task":"s1"}"#, r#"{"task":"s2"}"#]);
+    assert_eq!(queues.depth(), (0, 0));
+    assert_eq!(queues.dropped(), 0);
+}
+
+/// A webhook that answers slowly: its queue fills, the oldest waiting
+/// notifications are dropped and counted, and the newest are delivered.
+#[tokio::test]
+async fn a_full_queue_drops_its_oldest_and_counts_them() {
+    let slow = Receiver::start_slow(vec![], Duration::from_millis(200)).await;
+    let bounds = Bounds {
+        per_destination: 3,
+        total: 100,
+        bytes: 1 << 20,
+    };
+    let (queues, outcomes) = queues(bounds);
+    let url = format!("http://127.0.0.1:{}/h", slow.addr.port());
+    queues.push(job(url.clone(), "t0"));
+    // t0 in flight: the webhook has it and has not answered.
+    for _ in 0..100 {
+        if !slow.got().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(slow.got().len(), 1);
+    for i in 1..=8 {
+        queues.push(job(url.clone(), &format!("t{i}")));
+    }
+    assert_eq!(queues.dropped(), 5);
+    assert_eq!(queues.depth().0, 3);
+    wait_for(&outcomes, 4).await;
+    let delivered: Vec<String> = outcomes
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(t, _)| t.clone())
+        .collect();
+    assert_eq!(delivered, ["t0", "t6", "t7", "t8"]);
+}
