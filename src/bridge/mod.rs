@@ -19,6 +19,7 @@ pub mod events;
 mod fields;
 pub mod headers;
 pub mod plan;
+pub mod push;
 pub mod request;
 pub mod v01;
 pub mod v03;

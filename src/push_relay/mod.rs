@@ -6,10 +6,12 @@
 //!
 //! Here so far: the sealed id (`seal`), `[push_relay]`'s settings
 //! (`settings`, not yet read by the config loader), delivery to the
-//! address the guard checked with retries (`deliver`), and the bounded
-//! queues that drain each destination (`queue`). docs/push-relay.md has
-//! the design and what is left.
+//! address the guard checked with retries (`deliver`), the bounded
+//! queues that drain each destination (`queue`), and the callback agents
+//! post to (`callback`, not yet routed). docs/push-relay.md has the design
+//! and what is left.
 
+pub mod callback;
 pub mod deliver;
 pub mod queue;
 pub mod seal;

@@ -187,6 +187,7 @@ mod tests {
                 authentication: None,
                 version: "1.0".into(),
                 binding: "JSONRPC".into(),
+                agent_version: "1.0".into(),
                 task_id: task.into(),
                 config_id: None,
                 agent_token: "g".into(),

@@ -54,6 +54,10 @@ pub struct ClientConfig {
     pub version: String,
     #[serde(rename = "b")]
     pub binding: String,
+    /// The version of the agent the config went to: what its posts are
+    /// read as.
+    #[serde(rename = "p")]
+    pub agent_version: String,
     /// The task, and the config's id when the client named one.
     #[serde(rename = "k")]
     pub task_id: String,
@@ -204,6 +208,7 @@ mod tests {
             authentication: Some(serde_json::json!({"schemes": ["Bearer"], "credentials": "c"})),
             version: "0.3".into(),
             binding: "JSONRPC".into(),
+            agent_version: "1.0".into(),
             task_id: "task-1".into(),
             config_id: Some("cfg-1".into()),
             agent_token: "agent".into(),

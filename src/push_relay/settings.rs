@@ -287,6 +287,7 @@ mod tests {
             authentication: None,
             version: "1.0".into(),
             binding: "GRPC".into(),
+            agent_version: "1.0".into(),
             task_id: "t".into(),
             config_id: None,
             agent_token: "g".into(),

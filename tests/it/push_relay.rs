@@ -1,7 +1,8 @@
-//! The push relay's delivery (issue #67, part 2), over real loopback
-//! sockets: a webhook receiver that records what it gets and answers as
-//! scripted, and the relay's sender with a resolver the test controls (a
-//! name that answers loopback now is what a rebinding DNS does).
+//! The push relay (issue #67, in progress), over real loopback sockets: a
+//! webhook receiver that records what it gets and answers as scripted;
+//! the relay's sender with a resolver the test controls (a name that
+//! answers loopback now is what a rebinding DNS does); its queues; and the
+//! callback agents post to.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -154,6 +155,7 @@ fn config(url: String) -> ClientConfig {
         authentication: Some(serde_json::json!({"scheme": "Bearer", "credentials": "secret"})),
         version: "1.0".into(),
         binding: "JSONRPC".into(),
+        agent_version: "1.0".into(),
         task_id: "task-1".into(),
         config_id: None,
         agent_token: "agent-token".into(),
@@ -386,4 +388,159 @@ async fn a_full_queue_drops_its_oldest_and_counts_them() {
         .map(|(t, _)| t.clone())
         .collect();
     assert_eq!(delivered, ["t0", "t6", "t7", "t8"]);
+}
+
+// ------------------------------------------------------------ the callback
+
+use a2a_gateway::push_relay::callback::Callback;
+use a2a_gateway::push_relay::seal::{SealKey, Sealer};
+use a2a_gateway::push_relay::settings::PushRelay;
+
+fn callback(per_second: u32) -> (Callback, Outcomes) {
+    let relay = PushRelay {
+        callback_base: "http://127.0.0.1:1".into(),
+        sealer: Arc::new(Sealer::new(vec![SealKey::new("k1", &[7; 32]).unwrap()])),
+        timeout: Duration::from_secs(2),
+        max_attempts: 2,
+        backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_secs(1),
+        queue_per_destination: 10,
+        max_queued: 100,
+        max_body_bytes: 4096,
+        per_config_per_second: per_second,
+    };
+    let bounds = Bounds {
+        per_destination: 10,
+        total: 100,
+        bytes: 1 << 20,
+    };
+    let (queues, outcomes) = queues(bounds);
+    (Callback::new(relay, queues), outcomes)
+}
+
+/// A 0.3 client's config, forwarded to a 1.0 agent.
+fn sealed(callback: &Callback, receiver: &Receiver) -> (String, String) {
+    let mut config = config(format!("http://127.0.0.1:{}/hook", receiver.addr.port()));
+    config.version = "0.3".into();
+    config.agent_version = "1.0".into();
+    config.agent_token = callback.relay.sealer.agent_token().unwrap();
+    let id = callback.relay.sealer.seal(&config).unwrap();
+    (id, config.agent_token)
+}
+
+fn token(value: &str) -> http::HeaderMap {
+    let mut headers = http::HeaderMap::new();
+    headers.insert("x-a2a-notification-token", value.parse().unwrap());
+    headers
+}
+
+fn body(text: &str) -> Full<Bytes> {
+    Full::new(Bytes::from(text.to_string()))
+}
+
+/// A 1.0 agent's StreamResponse reaches the 0.3 client as a 0.3 Task,
+/// with the client's own token and credentials; the agent is answered 202.
+#[tokio::test]
+async fn an_agents_post_is_accepted_and_delivered_in_the_clients_shape() {
+    let receiver = Receiver::start(vec![]).await;
+    let (callback, outcomes) = callback(10);
+    let (id, agent_token) = sealed(&callback, &receiver);
+    let (status, _) = callback
+        .receive(&id, &token(&agent_token), body(BODY))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    wait_for(&outcomes, 1).await;
+    let got = receiver.got();
+    let task: serde_json::Value = serde_json::from_slice(&got[0].body).unwrap();
+    assert_eq!(task["kind"], "task", "{task}");
+    assert_eq!(task["status"]["state"], "completed", "{task}");
+    assert_eq!(got[0].token.as_deref(), Some("client-token"));
+    assert_eq!(got[0].authorization.as_deref(), Some("Bearer secret"));
+}
+
+/// Each bad post is refused with its status, and nothing is delivered.
+#[tokio::test]
+async fn bad_posts_are_refused_and_never_delivered() {
+    let receiver = Receiver::start(vec![]).await;
+    let (callback, outcomes) = callback(3);
+    let (id, agent_token) = sealed(&callback, &receiver);
+    let (kid, sealed_part) = id.split_once('.').unwrap();
+    let other = Sealer::new(vec![SealKey::new("k1", &[8; 32]).unwrap()]);
+    let mut forged_config = config("http://127.0.0.1:1/".into());
+    forged_config.agent_token = agent_token.clone();
+    let forged = other.seal(&forged_config).unwrap();
+    // A character in the middle changed (a whole 6 bits: it still decodes).
+    let mid = sealed_part.len() / 2;
+    let swapped = if &sealed_part[mid..=mid] == "A" {
+        "B"
+    } else {
+        "A"
+    };
+    let changed = format!(
+        "{kid}.{}{swapped}{}",
+        &sealed_part[..mid],
+        &sealed_part[mid + 1..]
+    );
+    let good = token(&agent_token);
+    let cases: Vec<(String, http::HeaderMap, String, u16, &str)> = vec![
+        (
+            "garbage".into(),
+            good.clone(),
+            BODY.into(),
+            404,
+            "not one this gateway makes",
+        ),
+        (
+            format!("k9.{sealed_part}"),
+            good.clone(),
+            BODY.into(),
+            404,
+            "\"k9\"",
+        ),
+        (changed, good.clone(), BODY.into(), 404, "does not open"),
+        (forged, good.clone(), BODY.into(), 404, "does not open"),
+        (
+            id.clone(),
+            http::HeaderMap::new(),
+            BODY.into(),
+            401,
+            "X-A2A-Notification-Token",
+        ),
+        (
+            id.clone(),
+            token("not-the-token"),
+            BODY.into(),
+            401,
+            "X-A2A-Notification-Token",
+        ),
+        (
+            id.clone(),
+            good.clone(),
+            "x".repeat(5000),
+            413,
+            "over 4096 bytes",
+        ),
+    ];
+    for (id, headers, text, status, says) in cases {
+        let (got, why) = callback.receive(&id, &headers, body(&text)).await;
+        assert_eq!(got.as_u16(), status, "{why}");
+        assert!(why.contains(says), "{status}: {why}");
+    }
+    // The rate (3 a second) was spent by the posts that got that far.
+    let (id, agent_token) = sealed(&callback, &receiver);
+    let good = token(&agent_token);
+    for (text, status, says) in [
+        ("{not json", 400, "not JSON"),
+        (r#"{"neither": 1}"#, 400, "not a notification"),
+        ("[1]", 400, "not a JSON object"),
+    ] {
+        let (got, why) = callback.receive(&id, &good, body(text)).await;
+        assert_eq!(got.as_u16(), status, "{text}: {why}");
+        assert!(why.contains(says), "{text}: {why}");
+    }
+    let (got, why) = callback.receive(&id, &good, body(BODY)).await;
+    assert_eq!(got, StatusCode::TOO_MANY_REQUESTS, "{why}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(receiver.got().is_empty());
+    assert!(outcomes.lock().unwrap().is_empty());
 }
