@@ -88,12 +88,14 @@ impl RateLimits {
             Some(s) => s,
             None => Store::new(store_settings, meters.clone())?,
         };
-        // Leases for every caller tracked, and the shared limits.
-        let keys = settings.max_tracked_callers + 2 + settings.upstreams.len() as u64;
+        // A lease for every caller tracked and every shared limit: each
+        // upstream's, each skill's, and the global one (with one to spare).
+        let limits = 2 + settings.upstreams.len() as u64 + settings.skills.len() as u64;
+        let leases = settings.max_tracked_callers + limits;
         Ok(RateLimits {
             settings: settings.clone(),
             local: LocalLimits::new(&settings.shared_by(store_settings.expected_replicas)),
-            shared: Some(Shared::new(store, keys + settings.skills.len() as u64)),
+            shared: Some(Shared::new(store, leases)),
         })
     }
 
