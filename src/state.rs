@@ -47,6 +47,8 @@ pub struct AppState {
     pub tracing: Option<Arc<Tracing>>,
     /// The JWKS of `[card.signing]`'s keys, rendered once per config.
     pub jwks: Option<Arc<crate::card::published::Rendered>>,
+    /// The push relay's callback and queues; `None` while it is off.
+    pub push_relay: Option<Arc<crate::push_relay::callback::Callback>>,
     draining: Arc<AtomicBool>,
 }
 
@@ -154,9 +156,15 @@ impl AppState {
             None => start_tracing(&config, &metrics),
         };
         let jwks = (config.card.signing.as_ref()).map(|s| Arc::new(crate::card::jwks::render(s)));
+        let push_relay = config.push_relay.as_ref().map(|relay| {
+            let observe = crate::telemetry::push::observe(metrics.clone(), tracing.clone());
+            let previous = previous.and_then(|p| p.push_relay.as_deref());
+            crate::push_relay::start::start(relay, &config.push_guard, observe, previous)
+        });
         Self {
             tracing,
             jwks,
+            push_relay,
             router: Router::new(&config.upstreams, &config.routing),
             auth: config.auth.as_ref().map(Authenticator::new),
             consumed: config.auth.as_ref().map(Credentials::from_auth),

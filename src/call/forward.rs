@@ -83,7 +83,20 @@ pub(super) async fn forward(
     let upstream = &state.upstreams[route.upstream];
     let to = (&**upstream, config, &*owner);
     let caller = caller(state, call.identity, record.trace.as_deref());
-    let sent = (call.parts, call.raw_params, decoded);
+    let versions = (plan.client, plan.agent);
+    let sealed = super::push::seal(state, &call, versions, record.trace.as_deref())?;
+    // A JSON-RPC call passed to its agent goes as its body: with sealed
+    // webhooks, that body is written again.
+    let resent;
+    let decoded = match (&sealed, &plan.forward, &plan.bridged, decoded) {
+        (Some(params), Forward::JsonRpc, None, Decoded::JsonRpc(_)) => {
+            resent = Decoded::JsonRpc(super::push::envelope(call.id, method, params)?);
+            &resent
+        }
+        _ => decoded,
+    };
+    let raw_params = super::push::params(sealed.as_deref(), call.raw_params);
+    let sent = (call.parts, raw_params, decoded);
     let request = plan.request(state, sent, to, origin, &caller)?;
     let request = match &record.trace {
         Some(t) => {
@@ -139,6 +152,8 @@ fn plan(
         }
     };
     let mut bridged = bridged::plan(state, call, versions, owner)?;
+    // Webhooks the push relay rewrites are in the params: no pass-through.
+    let relays = super::push::rewrites(state, call.method, call.params);
     // A gRPC call to a gRPC agent of its service goes as it came (a 0.3
     // one came as its 0.3 REST call: `crate::ingress::grpc::v03`).
     let pass_grpc = match (client_binding, &agent_binding) {
@@ -148,14 +163,14 @@ fn plan(
         (ClientBinding::Rest03, AgentBinding::Grpc { version, .. }) => *version == Version::V0_3,
         _ => false,
     };
-    let pass_grpc = call.grpc_request.take_if(|_| pass_grpc);
+    let pass_grpc = call.grpc_request.take_if(|_| pass_grpc && !relays);
     if pass_grpc.is_some() {
         bridged = None;
     }
     // A REST call to a REST agent of its version goes as it came.
     let pass_rest = bridged.is_none()
         && matches!(&agent_binding, AgentBinding::Rest { version, .. } if *version == client);
-    let pass_rest = call.rest_request.take_if(|_| pass_rest);
+    let pass_rest = call.rest_request.take_if(|_| pass_rest && !relays);
     let (client, agent) = match (&bridged, &agent_binding) {
         (_, AgentBinding::Rest { version, .. } | AgentBinding::Grpc { version, .. }) => {
             (client, *version)

@@ -32,6 +32,7 @@ pub mod extended_card;
 mod forward;
 pub(crate) mod intake;
 mod probe;
+mod push;
 mod route;
 mod validated;
 
@@ -138,6 +139,7 @@ async fn handle_call(
         grpc_request,
     };
     let origin = origin(state, &call.parts, call.conn);
+    let deletion = push::deletion(state, method, &params);
     let forwarded = match route_and_admit(state, &call, &origin, record).await {
         // Boxed: forward's future is kilobytes, and inline it made every
         // call's future as large; the whole future is moved (memcpy) five
@@ -156,6 +158,10 @@ async fn handle_call(
         Err(e) => Err(e),
     };
     match forwarded {
+        Ok(response) if state.push_relay.is_some() => {
+            let response = push::answered(state, method.family, deletion, response).await;
+            client_binding.answer(response, method.family).await
+        }
         Ok(response) => client_binding.answer(response, method.family).await,
         Err(e) => {
             count_rejection(state, &e);

@@ -24,13 +24,14 @@ mod sections;
 mod upstreams;
 mod values;
 
-const SECTIONS: [&str; 14] = [
+const SECTIONS: [&str; 15] = [
     "rate_limits",
     "concurrency",
     "auth",
     "authz",
     "tls",
     "push_guard",
+    "push_relay",
     "server",
     "limits",
     "routing",
@@ -99,6 +100,8 @@ impl Checker {
         let push_guard = self
             .section::<crate::push_guard::PushGuardSection>(table, "push_guard")
             .and_then(|p| self.sub_settings("push_guard", crate::push_guard::settings(&p)));
+        let push_relay =
+            self.optional(table, "push_relay", crate::push_relay::settings::push_relay);
         let card_refresh = self.section::<CardRefreshSection>(table, "card_refresh");
         let upstreams = self.upstream_sections(table.get("upstreams"));
 
@@ -129,6 +132,7 @@ impl Checker {
             server: server?,
             tls: tls?,
             push_guard: push_guard?,
+            push_relay: push_relay?.flatten(),
             auth: auth?,
             authz: authz?,
             rate_limits: rate_limits?,

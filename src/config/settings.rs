@@ -13,6 +13,8 @@ pub struct Config {
     /// `None`: plain HTTP (allowed on loopback, or with `server.plaintext`).
     pub tls: Option<crate::tls::TlsSettings>,
     pub push_guard: crate::push_guard::PushGuard,
+    /// `None`: webhooks go to the agents (`[push_relay]` is off).
+    pub push_relay: Option<crate::push_relay::settings::PushRelay>,
     /// `None`: no authentication (credentials pass through to the agents).
     pub auth: Option<crate::auth::config::Auth>,
     pub authz: crate::auth::config::Authz,

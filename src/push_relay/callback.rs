@@ -2,7 +2,7 @@
 //! a key this gateway holds (else 404: it names no config the gateway
 //! made), the agent's token must be the one sealed with it (401), the body
 //! is bounded (413) and a notification (400), each config has its rate
-//! (429). Then it is written in the client's version and queued, and the
+//! (429), and a config deleted through this replica is gone (410). Then it is written in the client's version and queued, and the
 //! agent is answered 202 at once: the client's webhook is the queue's
 //! business, never the agent's wait.
 
@@ -60,6 +60,10 @@ impl Callback {
             let why = "X-A2A-Notification-Token is missing or not this config's";
             return (StatusCode::UNAUTHORIZED, why.into());
         }
+        if self.queues.shared.deleted.covers(&config) {
+            let why = "the client deleted this push config";
+            return (StatusCode::GONE, why.into());
+        }
         if !self.within_rate(id) {
             let why = format!(
                 "more than {} notifications a second for this config",
@@ -79,7 +83,14 @@ impl Callback {
             Err(_) => return (StatusCode::BAD_REQUEST, "the body could not be read".into()),
         };
         let body = match for_client(&config, &bytes) {
-            Ok(body) => body,
+            Ok(Some(body)) => body,
+            Ok(None) => {
+                let why = format!(
+                    "not sent: a {} client's webhook reads Tasks only",
+                    config.version
+                );
+                return (StatusCode::ACCEPTED, why);
+            }
             Err(why) => return (StatusCode::BAD_REQUEST, why),
         };
         self.queues.push(Job {
@@ -102,7 +113,7 @@ impl Callback {
 
 /// The agent's body, a notification in its version, as the client reads
 /// it.
-fn for_client(config: &ClientConfig, bytes: &[u8]) -> Result<Bytes, String> {
+fn for_client(config: &ClientConfig, bytes: &[u8]) -> Result<Option<Bytes>, String> {
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| format!("the body is not JSON: {e}"))?;
     if !value.is_object() {
@@ -116,7 +127,10 @@ fn for_client(config: &ClientConfig, bytes: &[u8]) -> Result<Bytes, String> {
     };
     let translated = crate::bridge::push::translate(agent, client, value, &config.task_id)
         .map_err(|e| format!("the body is not a notification: {e}"))?;
+    let Some(translated) = translated else {
+        return Ok(None);
+    };
     serde_json::to_vec(&translated)
-        .map(Bytes::from)
+        .map(|bytes| Some(Bytes::from(bytes)))
         .map_err(|e| e.to_string())
 }

@@ -64,6 +64,8 @@ pub enum Delivered {
     Rejected { status: u16, attempts: u32 },
     /// Every attempt failed with something worth retrying.
     GaveUp { attempts: u32, last: String },
+    /// The client deleted the config before it was sent: dropped.
+    Deleted,
 }
 
 impl Delivered {
@@ -74,6 +76,7 @@ impl Delivered {
             Delivered::Refused(_) => "refused",
             Delivered::Rejected { .. } => "rejected",
             Delivered::GaveUp { .. } => "gave_up",
+            Delivered::Deleted => "deleted",
         }
     }
 }
@@ -105,7 +108,10 @@ impl Sender {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let why = match self.attempt(config, body).await {
+            let began = std::time::Instant::now();
+            let attempt = self.attempt(config, body).await;
+            log_attempt(config, attempts, &attempt, began.elapsed());
+            let why = match attempt {
                 Attempt::Done(status) => return Delivered::Ok { status, attempts },
                 Attempt::Refused(why) => return Delivered::Refused(why),
                 Attempt::Rejected(status) => return Delivered::Rejected { status, attempts },
@@ -193,6 +199,31 @@ impl Sender {
     }
 }
 
+/// Operators filter the relay's lines on this target (`RUST_LOG`).
+pub const ACCESS_TARGET: &str = "a2a_gateway::push_relay::delivery";
+
+/// One line per attempt: where (the webhook's origin, never its path or
+/// query, which may hold secrets), which task, and how it went.
+fn log_attempt(config: &ClientConfig, attempt: u32, outcome: &Attempt, took: Duration) {
+    let destination = destination(&config.url);
+    let (result, status, why) = match outcome {
+        Attempt::Done(status) => ("delivered", Some(*status), ""),
+        Attempt::Refused(why) => ("refused", None, why.as_str()),
+        Attempt::Rejected(status) => ("rejected", Some(*status), ""),
+        Attempt::Retry { why, .. } => ("retry", None, why.as_str()),
+    };
+    let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+    let task = config.task_id.as_str();
+    match result {
+        "refused" => {
+            tracing::warn!(target: ACCESS_TARGET, destination, task, attempt, result, why, ms, "push delivery attempt")
+        }
+        _ => {
+            tracing::info!(target: ACCESS_TARGET, destination, task, attempt, result, status, why, ms, "push delivery attempt")
+        }
+    }
+}
+
 /// The POST: the body as JSON, the client's token, and `Authorization`
 /// from its `authentication` (1.0 `scheme`, 0.3 `schemes[0]`, with
 /// `credentials`).
@@ -241,9 +272,11 @@ fn pinned_client(addresses: Vec<SocketAddr>, timeout: Duration) -> Result<Pinned
     tcp.enforce_http(false);
     tcp.set_connect_timeout(Some(timeout));
     tcp.set_nodelay(true);
+    // Mozilla's roots, built once for the process (not per attempt).
+    let tls = crate::tls::upstream::default_settings()
+        .map_err(|_| "TLS client setup failed".to_string())?;
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-        .map_err(|e| format!("TLS client setup failed: {e}"))?
+        .with_tls_config(tls.client_config())
         .https_or_http()
         .enable_http1()
         .wrap_connector(tcp);
@@ -267,6 +300,18 @@ impl tower::Service<Name> for Pinned {
 
     fn call(&mut self, _: Name) -> Self::Future {
         std::future::ready(Ok(self.0.as_ref().clone().into_iter()))
+    }
+}
+
+/// A webhook's destination: its scheme and authority.
+pub fn destination(url: &str) -> String {
+    match url.parse::<http::Uri>() {
+        Ok(uri) => format!(
+            "{}://{}",
+            uri.scheme_str().unwrap_or(""),
+            uri.authority().map_or("", |a| a.as_str())
+        ),
+        Err(_) => url.to_string(),
     }
 }
 

@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::deliver::{Delivered, Sender};
+use super::deleted::Deleted;
+use super::deliver::{destination, Delivered, Sender};
 use super::seal::ClientConfig;
 
 /// One notification to deliver.
@@ -91,8 +92,9 @@ impl Backlog {
     }
 }
 
-/// What happened to each job, for metrics and logs.
-pub type Observe = Box<dyn Fn(&Job, &Delivered) + Send + Sync>;
+/// What happened to each job (and when its sending began), for metrics
+/// and the delivery span.
+pub type Observe = Box<dyn Fn(&Job, &Delivered, std::time::SystemTime) + Send + Sync>;
 
 /// The queues with their delivery tasks.
 pub struct Queues {
@@ -100,17 +102,37 @@ pub struct Queues {
     sender: Arc<Sender>,
     observe: Observe,
     state: Mutex<(Backlog, std::collections::HashSet<String>)>,
-    dropped: AtomicU64,
+    pub shared: Shared,
+}
+
+/// What a relay's queues hand on to the next ones when the config is
+/// reloaded: the configs deleted here, and the count of drops (a metric
+/// that must not go back).
+#[derive(Clone, Default)]
+pub struct Shared {
+    /// Configs deleted through this replica: their jobs are dropped.
+    pub deleted: Arc<Deleted>,
+    pub dropped: Arc<AtomicU64>,
 }
 
 impl Queues {
     pub fn new(bounds: Bounds, sender: Arc<Sender>, observe: Observe) -> Arc<Queues> {
+        Queues::with_shared(bounds, sender, observe, Shared::default())
+    }
+
+    /// As `new`, going on from what earlier queues left.
+    pub fn with_shared(
+        bounds: Bounds,
+        sender: Arc<Sender>,
+        observe: Observe,
+        shared: Shared,
+    ) -> Arc<Queues> {
         Arc::new(Queues {
             bounds,
             sender,
             observe,
             state: Mutex::new(Default::default()),
-            dropped: AtomicU64::new(0),
+            shared,
         })
     }
 
@@ -122,7 +144,7 @@ impl Queues {
                 return;
             };
             let dropped = state.0.push(&destination, job, self.bounds);
-            self.dropped.fetch_add(dropped as u64, Ordering::Relaxed);
+            (self.shared.dropped).fetch_add(dropped as u64, Ordering::Relaxed);
             if dropped > 0 {
                 tracing::warn!(destination = %destination, dropped, "push relay queue full: the oldest notifications were dropped");
             }
@@ -147,8 +169,12 @@ impl Queues {
                     }
                 }
             };
-            let outcome = self.sender.deliver(&job.config, &job.body).await;
-            (self.observe)(&job, &outcome);
+            let began = std::time::SystemTime::now();
+            let outcome = match self.shared.deleted.covers(&job.config) {
+                true => Delivered::Deleted,
+                false => self.sender.deliver(&job.config, &job.body).await,
+            };
+            (self.observe)(&job, &outcome, began);
         }
     }
 
@@ -159,19 +185,7 @@ impl Queues {
 
     /// Notifications dropped to stay in bounds, since start.
     pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
-}
-
-/// A webhook's destination: its scheme and authority.
-pub fn destination(url: &str) -> String {
-    match url.parse::<http::Uri>() {
-        Ok(uri) => format!(
-            "{}://{}",
-            uri.scheme_str().unwrap_or(""),
-            uri.authority().map_or("", |a| a.as_str())
-        ),
-        Err(_) => url.to_string(),
+        self.shared.dropped.load(Ordering::Relaxed)
     }
 }
 
@@ -191,6 +205,7 @@ mod tests {
                 task_id: task.into(),
                 config_id: None,
                 agent_token: "g".into(),
+                ..Default::default()
             },
             body: Bytes::from(vec![b'x'; bytes]),
             queued_at: Instant::now(),

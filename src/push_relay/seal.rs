@@ -37,7 +37,7 @@ const MAX_SEALED: usize = 4 * 1024;
 const CONTEXT: &[u8] = b"a2a-gateway push relay v1";
 
 /// What the client set, as the relay needs it to deliver.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientConfig {
     /// The client's webhook URL.
     #[serde(rename = "u")]
@@ -66,6 +66,14 @@ pub struct ClientConfig {
     /// The token the agent is given and must send back.
     #[serde(rename = "g")]
     pub agent_token: String,
+    /// When it was sealed, in milliseconds since the epoch: a config
+    /// deleted through this replica later is not delivered (`deleted`).
+    #[serde(rename = "s", default)]
+    pub sealed_at: u64,
+    /// The W3C `traceparent` of the call that set it: each delivery's
+    /// span links to that trace.
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// One sealing key.
@@ -212,6 +220,8 @@ mod tests {
             task_id: "task-1".into(),
             config_id: Some("cfg-1".into()),
             agent_token: "agent".into(),
+            sealed_at: 1,
+            traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into()),
         }
     }
 

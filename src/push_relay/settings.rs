@@ -35,6 +35,9 @@ pub struct PushRelaySection {
     pub queue_per_destination: u32,
     #[serde(default = "defaults::max_queued")]
     pub max_queued: u32,
+    /// Bound on the bodies queued, all destinations together.
+    #[serde(default = "defaults::max_queued_bytes")]
+    pub max_queued_bytes: u64,
     #[serde(default = "defaults::max_body_bytes")]
     pub max_body_bytes: u64,
     #[serde(default = "defaults::per_config_per_second")]
@@ -59,6 +62,9 @@ mod defaults {
     }
     pub fn max_queued() -> u32 {
         10_000
+    }
+    pub fn max_queued_bytes() -> u64 {
+        64 * 1024 * 1024
     }
     pub fn max_body_bytes() -> u64 {
         1024 * 1024
@@ -93,6 +99,7 @@ pub struct PushRelay {
     pub max_backoff: Duration,
     pub queue_per_destination: usize,
     pub max_queued: usize,
+    pub max_queued_bytes: usize,
     pub max_body_bytes: usize,
     pub per_config_per_second: u32,
 }
@@ -132,6 +139,10 @@ pub fn push_relay(section: &PushRelaySection) -> Result<Option<PushRelay>, Probl
     if section.max_body_bytes < 1024 {
         problems.push(("max_body_bytes".into(), "must be at least 1024".into()));
     }
+    if section.max_queued_bytes < section.max_body_bytes {
+        let why = "must be at least max_body_bytes (one notification must fit)";
+        problems.push(("max_queued_bytes".into(), why.into()));
+    }
     match (callback_base, sealer, timeout, backoff, max_backoff) {
         (Some(callback_base), Some(sealer), Some(timeout), Some(backoff), Some(max_backoff))
             if problems.is_empty() =>
@@ -145,6 +156,7 @@ pub fn push_relay(section: &PushRelaySection) -> Result<Option<PushRelay>, Probl
                 max_backoff,
                 queue_per_destination: section.queue_per_destination as usize,
                 max_queued: section.max_queued as usize,
+                max_queued_bytes: usize::try_from(section.max_queued_bytes).unwrap_or(usize::MAX),
                 max_body_bytes: usize::try_from(section.max_body_bytes).unwrap_or(usize::MAX),
                 per_config_per_second: section.per_config_per_second,
             }))
@@ -291,6 +303,7 @@ mod tests {
             task_id: "t".into(),
             config_id: None,
             agent_token: "g".into(),
+            ..Default::default()
         };
         assert!(relay.sealer.seal(&config).unwrap().starts_with("b."));
     }

@@ -25,7 +25,8 @@ pub async fn handle(state: Arc<AppState>, request: Request<Incoming>) -> Respons
 }
 
 /// The Prometheus text format, with the gauges that describe current state
-/// (affinity size, card age, upstream health) brought up to date first.
+/// (affinity size, card age, upstream health, the push relay's queues)
+/// brought up to date first.
 fn metrics(state: &AppState) -> Response<Body> {
     let m = &state.metrics;
     m.affinity_entries
@@ -50,6 +51,9 @@ fn metrics(state: &AppState) -> Response<Body> {
                 .with_label_values(&[name, &replica.url])
                 .set(value);
         }
+    }
+    if let Some(relay) = &state.push_relay {
+        m.push_queues(relay.queues.depth(), relay.queues.dropped());
     }
     let mut response = Response::new(body::full(m.render()));
     response.headers_mut().insert(

@@ -5,6 +5,7 @@
 //! GET  /.well-known/agent-card.json | agent.json       published (aggregated) card
 //! GET  /agent/authenticatedExtendedCard | /extendedAgentCard   extended card
 //! GET  /.well-known/jwks.json                          the card signing keys
+//! POST /push/{id}                                      the push relay's callback (agents post)
 //! POST /                                               JSON-RPC, routed by skill
 //! GET  /agents/{name}/.well-known/agent-card.json      that agent's own card
 //! POST /agents/{name}                                  JSON-RPC straight to that agent
@@ -24,7 +25,10 @@ use crate::call::{endpoint, extended_card};
 use crate::card::{jwks, published, rewrite, CARD_PATHS, EXTENDED_CARD_PATHS};
 use crate::http::body::Body;
 use crate::http::error::GatewayError;
+use crate::push_relay::rewrite::CALLBACK_PATH;
 use crate::state::{AppState, ConnInfo};
+
+use super::push_callback;
 
 /// Answers one request that arrived on the connection `conn` describes.
 ///
@@ -48,6 +52,11 @@ pub async fn dispatch(
         return Box::pin(crate::ingress::grpc::handle(state, &conn, request)).await;
     }
     let path = state.local_path(parts.uri.path());
+    if let (Some(id), Some(callback)) = (path.strip_prefix(CALLBACK_PATH), &state.push_relay) {
+        let callback = callback.clone();
+        let id = id.to_string();
+        return Box::pin(push_callback::serve(&state, &callback, &parts, &id, body)).await;
+    }
     let (scope, rest) = match scoped(&state, path) {
         Ok(scoped) => scoped,
         Err((name, rest)) => {

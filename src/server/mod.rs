@@ -18,6 +18,7 @@ pub mod dispatch;
 
 mod protocol;
 mod proxy_protocol;
+mod push_callback;
 pub mod stack;
 
 use protocol::{Protocol, Protocols};

@@ -5,4 +5,5 @@
 pub mod access;
 pub mod log;
 pub mod metrics;
+pub mod push;
 pub mod trace;

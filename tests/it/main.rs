@@ -34,6 +34,7 @@ mod bad_input_catalogue;
 mod jwt;
 mod push_guard;
 mod push_relay;
+mod push_relay_gateway;
 mod rate_limits;
 mod rate_limits_shared;
 mod traffic;

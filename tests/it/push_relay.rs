@@ -1,12 +1,10 @@
-//! The push relay (issue #67, in progress), over real loopback sockets: a
-//! webhook receiver that records what it gets and answers as scripted;
+//! The push relay's parts, over real loopback sockets: a webhook receiver
+//! that records what it gets and answers as scripted (`support::webhook`);
 //! the relay's sender with a resolver the test controls (a name that
 //! answers loopback now is what a rebinding DNS does); its queues; and the
 //! callback agents post to.
 
-use std::collections::VecDeque;
-use std::convert::Infallible;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,97 +13,10 @@ use a2a_gateway::push_relay::deliver::{Delivered, Lookup, Resolve, Sender};
 use a2a_gateway::push_relay::queue::{Bounds, Job, Observe, Queues};
 use a2a_gateway::push_relay::seal::ClientConfig;
 use bytes::Bytes;
-use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use http::StatusCode;
+use http_body_util::Full;
 
-/// What the receiver got: headers and body.
-#[derive(Debug, Clone)]
-struct Received {
-    host: String,
-    token: Option<String>,
-    authorization: Option<String>,
-    body: Bytes,
-}
-
-/// The receiver's answers still to give: `(status, Retry-After)`.
-type Script = Arc<Mutex<VecDeque<(u16, Option<&'static str>)>>>;
-
-/// A webhook on loopback answering each POST with the next scripted
-/// `(status, Retry-After)`, then 200.
-struct Receiver {
-    addr: SocketAddr,
-    received: Arc<Mutex<Vec<Received>>>,
-}
-
-impl Receiver {
-    async fn start(script: Vec<(u16, Option<&'static str>)>) -> Receiver {
-        Receiver::start_slow(script, Duration::ZERO).await
-    }
-
-    /// Each answer after `delay`.
-    async fn start_slow(script: Vec<(u16, Option<&'static str>)>, delay: Duration) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(VecDeque::from(script)));
-        let log = received.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let (log, script) = (log.clone(), script.clone());
-                tokio::spawn(async move {
-                    let service =
-                        service_fn(move |req| answer(req, log.clone(), script.clone(), delay));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-        Receiver { addr, received }
-    }
-
-    fn got(&self) -> Vec<Received> {
-        self.received.lock().unwrap().clone()
-    }
-}
-
-async fn answer(
-    req: Request<Incoming>,
-    log: Arc<Mutex<Vec<Received>>>,
-    script: Script,
-    delay: Duration,
-) -> Result<Response<Full<Bytes>>, Infallible> {
-    let header = |name: &str| {
-        req.headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    };
-    let host = header("host").unwrap_or_default();
-    let (token, authorization) = (header("x-a2a-notification-token"), header("authorization"));
-    let body = req.into_body().collect().await.unwrap().to_bytes();
-    log.lock().unwrap().push(Received {
-        host,
-        token,
-        authorization,
-        body,
-    });
-    // Recorded as it arrives; answered after the delay.
-    tokio::time::sleep(delay).await;
-    let (status, retry_after) = script.lock().unwrap().pop_front().unwrap_or((200, None));
-    let mut response = Response::new(Full::new(Bytes::new()));
-    *response.status_mut() = StatusCode::from_u16(status).unwrap();
-    if let Some(after) = retry_after {
-        response
-            .headers_mut()
-            .insert("retry-after", after.parse().unwrap());
-    }
-    Ok(response)
-}
+use crate::support::webhook::Receiver;
 
 /// Answers `ips` for every name, counting the look-ups.
 struct FixedDns {
@@ -159,6 +70,7 @@ fn config(url: String) -> ClientConfig {
         task_id: "task-1".into(),
         config_id: None,
         agent_token: "agent-token".into(),
+        ..Default::default()
     }
 }
 
@@ -289,7 +201,7 @@ fn queues(bounds: Bounds) -> (Arc<Queues>, Outcomes) {
     let (sender, _) = sender(&["127.0.0.0/8"], &[], 2);
     let outcomes: Outcomes = Arc::default();
     let seen = outcomes.clone();
-    let observe: Observe = Box::new(move |job, outcome| {
+    let observe: Observe = Box::new(move |job, outcome, _began| {
         seen.lock()
             .unwrap()
             .push((job.config.task_id.clone(), outcome.clone()));
@@ -406,6 +318,7 @@ fn callback(per_second: u32) -> (Callback, Outcomes) {
         max_backoff: Duration::from_secs(1),
         queue_per_destination: 10,
         max_queued: 100,
+        max_queued_bytes: 1 << 20,
         max_body_bytes: 4096,
         per_config_per_second: per_second,
     };

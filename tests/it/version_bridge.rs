@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 const LIMIT: Duration = Duration::from_secs(10);
 
 /// A mock agent whose card offers JSON-RPC in exactly `version`.
-async fn agent_speaking(version: &str) -> MockAgent {
+pub(crate) async fn agent_speaking(version: &str) -> MockAgent {
     let mock = MockAgent::start(Mode::Normal).await;
     let url = format!("{}/", mock.url());
     let interfaces = match version {

@@ -88,6 +88,18 @@ families! {
         "Checks of agents' card signatures (card_signature = verify or required) by result (valid, unsigned, invalid).";
     CARD_SIGNATURE_VALID series "card_signature_valid" ["upstream"]
         "1 while the agent's card carries a valid signature from a trusted key, 0 while it does not (agents whose card_signature is verify or required).";
+    PUSH_CALLBACKS series "push_relay_callbacks_total" ["status"]
+        "Agents' posts to the push relay's callback, by the status answered (202 queued; 400, 401, 404, 410, 413, 429 refused).";
+    PUSH_DELIVERIES series "push_relay_deliveries_total" ["result"]
+        "Notifications the push relay was done with, by result (delivered; rejected: the webhook answered 4xx; refused: its address is not allowed at delivery; gave_up: every attempt failed; deleted: the config was deleted first).";
+    PUSH_RETRIES series "push_relay_retries_total" []
+        "Delivery attempts after a notification's first (5xx, 429 or a connection error).";
+    PUSH_DROPPED series "push_relay_dropped_total" []
+        "Notifications dropped unsent because a queue was full (the oldest go first).";
+    PUSH_QUEUED series "push_relay_queued" []
+        "Notifications queued for delivery now.";
+    PUSH_DELIVERY histogram "push_relay_delivery_seconds" ["result"]
+        "From a notification's arrival at the callback to the end of its delivery.";
     MEMORY_RELEASED series "memory_released_bytes_total" []
         "Resident memory returned to the system after bursts (freed heap malloc had kept).";
     LOG_LINES_DROPPED series "log_lines_dropped_total" []

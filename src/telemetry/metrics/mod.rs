@@ -64,6 +64,12 @@ pub struct Metrics {
     pub card_age: GaugeVec,
     pub card_signature_checks: IntCounterVec,
     pub card_signature_valid: IntGaugeVec,
+    pub push_callbacks: IntCounterVec,
+    pub push_deliveries: IntCounterVec,
+    pub push_retries: IntCounter,
+    push_dropped: IntCounter,
+    pub push_queued: IntGauge,
+    pub push_delivery: HistogramVec,
     pub config_reloads: IntCounterVec,
     pub build_info: IntGaugeVec,
     /// Resident bytes `crate::memory_release` gave back to the system.
@@ -199,6 +205,12 @@ impl Metrics {
             card_age: float_gauge(&r, &family::CARD_AGE),
             card_signature_checks: counter(&r, &family::CARD_SIGNATURE_CHECKS),
             card_signature_valid: gauge(&r, &family::CARD_SIGNATURE_VALID),
+            push_callbacks: counter(&r, &family::PUSH_CALLBACKS),
+            push_deliveries: counter(&r, &family::PUSH_DELIVERIES),
+            push_retries: single_counter(&r, &family::PUSH_RETRIES),
+            push_dropped: single_counter(&r, &family::PUSH_DROPPED),
+            push_queued: single_gauge(&r, &family::PUSH_QUEUED),
+            push_delivery: histogram(&r, &family::PUSH_DELIVERY, task_buckets()),
             config_reloads: counter(&r, &family::CONFIG_RELOADS),
             build_info,
             memory_released: single_counter(&r, &family::MEMORY_RELEASED),
@@ -276,6 +288,17 @@ impl Metrics {
     }
 
     /// The text exposition format.
+    /// The push relay's queues as a scrape finds them: notifications
+    /// queued now, and those dropped since the counter last caught up.
+    pub fn push_queues(&self, (queued, _bytes): (usize, usize), dropped: u64) {
+        self.push_queued
+            .set(i64::try_from(queued).unwrap_or(i64::MAX));
+        let counted = self.push_dropped.get();
+        if dropped > counted {
+            self.push_dropped.inc_by(dropped - counted);
+        }
+    }
+
     pub fn render(&self) -> String {
         let dropped = crate::telemetry::log::dropped_lines();
         let counted = self.log_lines_dropped.get();
@@ -446,7 +469,7 @@ mod tests {
         distinct.sort_unstable();
         distinct.dedup();
         assert_eq!(distinct.len(), family::ALL.len());
-        assert_eq!(family::ALL.len(), 33);
+        assert_eq!(family::ALL.len(), 39);
         let names = series_names();
         assert!(names.contains(&"a2a_gateway_requests_total".to_string()));
         assert!(names.contains(&"a2a_gateway_request_duration_seconds_bucket".to_string()));

@@ -83,6 +83,15 @@ impl CallTrace {
         &self.cx
     }
 
+    /// The server span as a W3C `traceparent`, for work done later in
+    /// this call's trace (the push relay seals it with a webhook).
+    pub fn traceparent(&self) -> Option<String> {
+        let mut headers = HeaderMap::new();
+        inject(self.cx.span().span_context(), &mut headers);
+        let value = headers.get("traceparent")?.to_str().ok()?;
+        Some(value.to_string())
+    }
+
     /// The server span's trace and span ids, as hex.
     pub fn ids(&self) -> (String, String) {
         let span = self.cx.span();

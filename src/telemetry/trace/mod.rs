@@ -85,6 +85,35 @@ impl Tracing {
         CallTrace::new(self.tracer.clone(), cx, self.max_events)
     }
 
+    /// The span of one push delivery (`crate::push_relay`), begun at
+    /// `began`, in the trace of the call that set the webhook: its
+    /// `traceparent` was sealed with it. `failed` sets the error status.
+    pub fn push_delivery(
+        &self,
+        traceparent: Option<&str>,
+        began: std::time::SystemTime,
+        attributes: Vec<opentelemetry::KeyValue>,
+        failed: Option<String>,
+    ) {
+        use opentelemetry::trace::Span as _;
+        let mut headers = HeaderMap::new();
+        if let Some(value) = traceparent.and_then(|t| http::HeaderValue::from_str(t).ok()) {
+            headers.insert("traceparent", value);
+        }
+        let parent = self.propagator.extract(&HeaderExtractor(&headers));
+        let mut span = self
+            .tracer
+            .span_builder("push delivery")
+            .with_kind(SpanKind::Client)
+            .with_start_time(began)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &parent);
+        if let Some(why) = failed {
+            span.set_status(opentelemetry::trace::Status::error(why));
+        }
+        span.end();
+    }
+
     /// Exports what is queued now, and waits for it.
     pub async fn flush(self: Arc<Self>) {
         let _ = tokio::task::spawn_blocking(move || self.provider.force_flush()).await;

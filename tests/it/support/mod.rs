@@ -17,3 +17,4 @@ pub mod mock_rest;
 pub mod otlp;
 pub mod pki;
 pub mod redis;
+pub mod webhook;
