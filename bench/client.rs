@@ -306,7 +306,8 @@ fn request(o: &Opts) -> Request<Full<Bytes>> {
     req
 }
 
-/// One unary call: Ok(()) when it answered 200 with `expect` in the body.
+/// One unary call: Ok(()) when it answered 200 (or 202, the push relay's
+/// callback) with `expect` in the body.
 async fn unary(sender: &mut Sender, o: &Opts) -> Result<(), String> {
     let resp = sender.send(request(o)).await?;
     let status = resp.status();
@@ -316,7 +317,7 @@ async fn unary(sender: &mut Sender, o: &Opts) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?
         .to_bytes();
-    if status != 200 {
+    if status != 200 && status != 202 {
         return Err(format!(
             "status {status}: {}",
             String::from_utf8_lossy(&body[..body.len().min(200)])

@@ -27,6 +27,11 @@
 #   agent-card-signed   the same from the signing gateway (its signatures kept
 #                       by the card's content, not made per request)
 #   refused             message/send with bad params (-32602), no agent asked
+#   push-relayed        an agent's notification posted to a gateway with
+#                       [push_relay] (/push/{id}: opened, checked, queued, 202)
+#                       and delivered to the client's webhook (the 1.0 bench
+#                       agent's /hook): the relay's whole cost, its delivery
+#                       included (issue #67: at most 2x jsonrpc-1.0)
 #   hint-1-agent        message/send routed by its A2A-Skill header, through a
 #                       gateway of one agent
 #   hint-1k-agents      the same through a gateway of 1,000 agents (the 0.3 bench
@@ -98,7 +103,7 @@ GW=${GW:-$BIN/a2a-gateway}; UP=$BIN/examples/bench-upstream; FLOOR=$BIN/examples
 command -v callgrind_control >/dev/null || { echo "bench/ledger.sh needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 command -v openssl >/dev/null || { echo "bench/ledger.sh needs openssl (apt-get install openssl)" >&2; exit 2; }
 ALL_ROWS=(jsonrpc-0.3-h1 jsonrpc-0.3-h2c jsonrpc-1.0 rest-1.0 grpc-1.0 bridged-0.3-1.0 sse-per-event card
-  card-signed agent-card agent-card-signed refused hint-1-agent hint-1k-agents hyper-floor)
+  card-signed agent-card agent-card-signed refused push-relayed hint-1-agent hint-1k-agents hyper-floor)
 read -r -a ROW_LIST <<<"${ROWS:-${ALL_ROWS[*]}}"
 
 source bench/lib.sh
@@ -108,6 +113,7 @@ trap cleanup EXIT INT TERM
 
 python3 bench/bodies.py "$OUT"
 printf '%s' '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}' >"$OUT/bad.json"
+printf '%s' '{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-11-30T00:00:00Z"}}}' >"$OUT/push.json"
 "$UP" grpc-body "$OUT/send1k_v10.json" "$OUT/grpc.bin" agents/grpc
 
 P03=$(freeport); P10=$(freeport); PGRPC=$(freeport)
@@ -142,6 +148,7 @@ start() {
   wait_http "http://127.0.0.1:$FP/.well-known/agent-card.json"
   start_fleets
   start_signed
+  start_relay
 }
 
 # Starts the signing gateway when a row asks: SIGNED_PID/SIGNED_PORT, with
@@ -158,6 +165,28 @@ start_signed() {
   callgrind signed "$GW" run --config "$OUT/signed.toml" --listen "127.0.0.1:$SIGNED_PORT" \
     --admin-listen "127.0.0.1:$admin"
   SIGNED_PID=$STARTED
+  wait_http "http://127.0.0.1:$admin/readyz"
+}
+
+# Starts the push relay's gateway when its row asks: RELAY_PID/RELAY_PORT,
+# with ledger.toml's settings, [push_relay] (a fresh key) and a03; and the
+# callback a gateway with that key gives an agent for a webhook on the 1.0
+# bench agent (PUSH_ID, PUSH_TOKEN).
+start_relay() {
+  case " ${ROW_LIST[*]} " in *" push-relayed "*) ;; *) return 0 ;; esac
+  local admin
+  openssl rand -base64 32 >"$OUT/relay.key"
+  { sed '/^\[\[upstreams\]\]/,$d' bench/ledger.toml
+    printf '[push_guard]\nallow_http = true\nallow_cidrs = ["127.0.0.0/8"]\n\n'
+    printf '[push_relay]\nenabled = true\ncallback_base = "http://127.0.0.1:1"\nper_config_per_second = 1000000\n'
+    printf '[[push_relay.keys]]\nkid = "bench"\nfile = "%s"\n\n' "$OUT/relay.key"
+    printf '[[upstreams]]\nname = "a03"\nurl = "http://127.0.0.1:%d/"\nmax_in_flight = 4096\n' "$P03"
+  } >"$OUT/relay.toml"
+  read -r PUSH_ID PUSH_TOKEN <<<"$("$UP" push-callback "$OUT/relay.key" bench "http://127.0.0.1:$P10/hook")"
+  RELAY_PORT=$(freeport); admin=$(freeport)
+  callgrind relay "$GW" run --config "$OUT/relay.toml" --listen "127.0.0.1:$RELAY_PORT" \
+    --admin-listen "127.0.0.1:$admin"
+  RELAY_PID=$STARTED
   wait_http "http://127.0.0.1:$admin/readyz"
 }
 
@@ -187,8 +216,8 @@ start_fleets() {
 }
 
 stop() {
-  kill "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} ${SIGNED_PID:-} 2>/dev/null || true
-  wait "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} ${SIGNED_PID:-} 2>/dev/null || true
+  kill "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} ${SIGNED_PID:-} ${RELAY_PID:-} 2>/dev/null || true
+  wait "$GW_PID" "$FLOOR_PID" ${ONE_PID:-} ${FLEET_PID:-} ${SIGNED_PID:-} ${RELAY_PID:-} 2>/dev/null || true
 }
 
 # row -> "pid name divisor", and the seq client's arguments
@@ -199,6 +228,7 @@ target_of() {
     hint-1-agent) echo "$ONE_PID one 1";;
     hint-1k-agents) echo "$FLEET_PID fleet 1";;
     *-signed) echo "$SIGNED_PID signed 1";;
+    push-relayed) echo "$RELAY_PID relay 1";;
     *) echo "$GW_PID gateway 1";;
   esac
 }
@@ -217,6 +247,7 @@ args_of() {
     agent-card) echo "--url $g/agents/a03/.well-known/agent-card.json --get --expect skills";;
     agent-card-signed) echo "--url http://127.0.0.1:$SIGNED_PORT/agents/a03/.well-known/agent-card.json --get --expect signatures";;
     refused) echo "--url $g/agents/a03 --body $OUT/bad.json --expect -32602";;
+    push-relayed) echo "--url http://127.0.0.1:$RELAY_PORT/push/$PUSH_ID --body $OUT/push.json -H x-a2a-notification-token:$PUSH_TOKEN --expect queued";;
     hint-1-agent) echo "--url http://127.0.0.1:$ONE_PORT/ --body $OUT/send1k.json -H a2a-skill:echo";;
     hint-1k-agents) echo "--url http://127.0.0.1:$FLEET_PORT/ --body $OUT/send1k.json -H a2a-skill:f500/echo";;
     hyper-floor) echo "--url http://127.0.0.1:$FP/ --body $OUT/send1k.json";;

@@ -62,7 +62,7 @@ mod secrets;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-const USAGE: &str = "usage: bench-upstream serve PORT | rate … | sse … | idle … (see bench/client.rs) | secrets DIR (see bench/secrets.rs) | sink PORT (see bench/otlp_sink.rs)";
+const USAGE: &str = "usage: bench-upstream serve PORT | rate … | sse … | idle … (see bench/client.rs) | secrets DIR (see bench/secrets.rs) | sink PORT (see bench/otlp_sink.rs) | push-callback KEYFILE KID WEBHOOK";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -74,6 +74,7 @@ fn main() {
         Some("secrets") => secrets::main(&args[1..]),
         Some("sink") => otlp_sink::main(&args[1..]),
         Some("grpc-body") => grpc_body(&args[1..]),
+        Some("push-callback") => push_callback(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             2
@@ -322,6 +323,14 @@ impl Mock {
             return self.grpc(req).await;
         }
         let path = req.uri().path();
+        // A webhook, for the push relay's rows: taken, nothing said.
+        if req.method() == Method::POST && path.ends_with("/hook") {
+            return respond(
+                StatusCode::OK,
+                "application/json",
+                Bytes::from_static(b"{}"),
+            );
+        }
         let rest_send = path.ends_with("/rest/message:send");
         if req.method() == Method::GET {
             return if path.ends_with("/.well-known/agent-card.json")
@@ -442,6 +451,48 @@ fn grpc_answer(message: Bytes, status: &'static str) -> Response<Body> {
 
 /// `grpc-body IN OUT [TENANT]`: IN's JSON-RPC 1.0 `SendMessage` params as
 /// a framed gRPC `SendMessageRequest`.
+/// A push relay callback id and agent token for a 1.0 JSON-RPC client's
+/// webhook `WEBHOOK` (task "t1"), sealed with the key in KEYFILE (32
+/// bytes, base64) as `kid`: what a gateway with that key gives an agent.
+/// Prints `ID TOKEN`.
+fn push_callback(args: &[String]) -> i32 {
+    use a2a_gateway::push_relay::seal::{ClientConfig, SealKey, Sealer};
+    use base64::Engine as _;
+    let [keyfile, kid, webhook] = args else {
+        eprintln!("usage: bench-upstream push-callback KEYFILE KID WEBHOOK");
+        return 2;
+    };
+    let text = std::fs::read_to_string(keyfile).unwrap_or_default();
+    let bytes = (base64::engine::general_purpose::STANDARD.decode(text.trim())).unwrap_or_default();
+    let sealer = match SealKey::new(kid, &bytes) {
+        Ok(key) => Sealer::new(vec![key]),
+        Err(why) => {
+            eprintln!("push-callback: {keyfile}: {why}");
+            return 1;
+        }
+    };
+    let config = ClientConfig {
+        url: webhook.clone(),
+        token: Some("client-token".into()),
+        version: "1.0".into(),
+        binding: "jsonrpc".into(),
+        agent_version: "1.0".into(),
+        task_id: "t1".into(),
+        agent_token: "bench-agent-token".into(),
+        ..ClientConfig::default()
+    };
+    match sealer.seal(&config) {
+        Ok(id) => {
+            println!("{id} {}", config.agent_token);
+            0
+        }
+        Err(why) => {
+            eprintln!("push-callback: {why}");
+            1
+        }
+    }
+}
+
 fn grpc_body(args: &[String]) -> i32 {
     use a2a_gateway::a2a::grpc::v1;
     use prost::Message as _;

@@ -19,7 +19,8 @@
 #     alone. Step 2 checks the store's side instead: its host must be a
 #     rendered Service, and its password variable must be set on the gateway
 #     container. The check still reads the variable that password_env names,
-#     so here it holds a placeholder (in the pod it comes from a Secret).
+#     so here it holds a placeholder (in the pod it comes from a Secret), as
+#     do the push relay's key variables ([[push_relay.keys]] env).
 #     A config with [tls] names files under /etc/a2a-gateway/tls/ that exist
 #     only in the pod: for the check those paths point at a throwaway
 #     self-signed certificate made here.
@@ -89,7 +90,20 @@ try:
 except (OSError, ValueError, AttributeError):
     var = ""  # check reports an unreadable file itself
 print(var if re.fullmatch("[A-Za-z_][A-Za-z0-9_]*", str(var)) else "")' "$f")
-  if out=$(env ${pw_var:+"$pw_var=placeholder-for-check"} \
+  # The variables [[push_relay.keys]] env names: a placeholder key each (32
+  # bytes, base64; in the pod they come from a Secret).
+  relay_vars=$(python3 -c 'import re, sys, tomllib
+try:
+    with open(sys.argv[1], "rb") as f:
+        keys = tomllib.load(f).get("push_relay", {}).get("keys", [])
+except (OSError, ValueError, AttributeError):
+    keys = []
+for k in keys:
+    var = str(k.get("env", "")) if isinstance(k, dict) else ""
+    if re.fullmatch("[A-Za-z_][A-Za-z0-9_]*", var):
+        print(var + "=" + "A" * 43 + "=")' "$f")
+  # shellcheck disable=SC2086 # one NAME=VALUE word per key
+  if out=$(env ${pw_var:+"$pw_var=placeholder-for-check"} $relay_vars \
       cargo run --quiet --locked -- check --offline --config "$work/check.toml" 2>&1); then
     echo "check $label: ${out#*: }"
   else

@@ -124,6 +124,7 @@ async fn check(path: &std::path::Path, offline: bool) -> ExitCode {
             }
             println!("  traces: {}", traces(&c.telemetry));
             println!("  rate-limit store: {store}");
+            println!("  push relay: {}", push_relay(&c));
             ExitCode::SUCCESS
         }
         Err(errors) => {
@@ -133,6 +134,18 @@ async fn check(path: &std::path::Path, offline: bool) -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What `check` says of `[push_relay]`.
+fn push_relay(c: &config::Config) -> String {
+    match &c.push_relay {
+        None => "off (agents post to the clients' webhooks themselves)".into(),
+        Some(relay) => format!(
+            "on: agents post to {}/push/{{id}}, sealed with key \"{}\"",
+            relay.callback_base,
+            relay.sealer.active_kid()
+        ),
     }
 }
 

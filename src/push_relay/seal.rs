@@ -136,6 +136,11 @@ impl Sealer {
         }
     }
 
+    /// The kid of the key that seals.
+    pub fn active_kid(&self) -> &str {
+        self.keys.first().map_or("", |k| k.kid.as_str())
+    }
+
     /// A fresh token for the agent: 128 random bits, base64url.
     pub fn agent_token(&self) -> Result<String, String> {
         let mut bytes = [0u8; 16];

@@ -2,6 +2,7 @@
 
   python agent_v03.py --port P [--rest | --grpc] [--skill ID]
                       [--sign-key PEM --sign-kid KID [--sign-jku URL]]
+                      [--push [--push-delay SECONDS]]
 
 Same behaviour as agent_v1.py: "more" -> input-required, else echo+completed.
 --rest: HTTP+JSON 0.3 only. --grpc: gRPC 0.3 only (a2a.v1.A2AService, the
@@ -18,6 +19,17 @@ the protected header is {"alg": "ES256", "kid": KID, "typ": "JOSE"} plus
 "jku": URL with --sign-jku. The signer appends to the card it is given, and
 the app hands it its own card on every request, so each request signs a copy
 (one signature per served card, not one more per request).
+
+With --push the card says capabilities.pushNotifications and the request
+handler gets the SDK's own InMemoryPushNotificationConfigStore and
+BasePushNotificationSender (an httpx.AsyncClient): a push config set on
+message/send (or tasks/pushNotificationConfig/set) is stored, and the SDK
+POSTs the task (a 0.3 Task JSON, "kind": "task") to its url, with the
+config's token in X-A2A-Notification-Token (0.3.26 sends no Authorization,
+even when the config has authentication). Without --push nothing changes.
+With --push-delay SECONDS (only with --push) a task that will complete first
+waits that long, after it is submitted and before its artifact and
+completion, as in agent_v1.py. Without it the agent does not wait.
 """
 import argparse
 import asyncio
@@ -33,13 +45,34 @@ from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
 from a2a.utils import new_task
 
 
+def capabilities(a) -> AgentCapabilities:
+    if a.push:
+        return AgentCapabilities(streaming=True, push_notifications=True)
+    return AgentCapabilities(streaming=True)
+
+
+def make_handler(a) -> DefaultRequestHandler:
+    """The request handler, with the SDK's push store and sender with --push."""
+    if not a.push:
+        return DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore())
+    import httpx
+    from a2a.server.tasks import (
+        BasePushNotificationSender, InMemoryPushNotificationConfigStore,
+    )
+
+    store = InMemoryPushNotificationConfigStore()
+    sender = BasePushNotificationSender(httpx.AsyncClient(timeout=10), store)
+    return DefaultRequestHandler(EchoExecutor(a.skill, a.push_delay), InMemoryTaskStore(),
+                                 push_config_store=store, push_sender=sender)
+
+
 def text_part(s: str) -> Part:
     return Part(root=TextPart(text=s))
 
 
 class EchoExecutor(AgentExecutor):
-    def __init__(self, skill: str):
-        self.skill = skill
+    def __init__(self, skill: str, delay: float = 0.0):
+        self.skill, self.delay = skill, delay
 
     async def execute(self, context: RequestContext, event_queue) -> None:
         text = context.get_user_input()
@@ -52,6 +85,8 @@ class EchoExecutor(AgentExecutor):
             await up.requires_input(up.new_agent_message(
                 [text_part(f'need more input (by {self.skill})')]))
             return
+        if self.delay > 0:
+            await asyncio.sleep(self.delay)
         await up.add_artifact([text_part(f'echo: {text} (by {self.skill})')], name='echo')
         await up.complete(up.new_agent_message([text_part(f'echo: {text} (by {self.skill})')]))
 
@@ -89,12 +124,12 @@ async def serve_grpc(a) -> None:
         name='echo-v03-grpc', description='echo agent (a2a-sdk 0.3.x)',
         url=f'127.0.0.1:{grpc_port}', version='1.0.0', protocol_version='0.3.0',
         preferred_transport='GRPC',
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=capabilities(a),
         default_input_modes=['text/plain'], default_output_modes=['text/plain'],
         skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
                            tags=['echo'])],
     )
-    handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore())
+    handler = make_handler(a)
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(card, handler), server)
     await server.start()
     sign = card_signer(a)
@@ -120,9 +155,17 @@ def main() -> None:
                     help='sign the served card with this ES256 private key (PEM)')
     ap.add_argument('--sign-kid', metavar='KID', help='the kid of --sign-key')
     ap.add_argument('--sign-jku', metavar='URL', help='a jku for the protected header')
+    ap.add_argument('--push', action='store_true',
+                    help='push notifications (the SDK\'s in-memory store and sender)')
+    ap.add_argument('--push-delay', type=float, default=0.0, metavar='SECONDS',
+                    help='with --push: wait this long before completing a task')
     a = ap.parse_args()
     if a.sign_key and not a.sign_kid:
         ap.error('--sign-key needs --sign-kid')
+    if a.push_delay and not a.push:
+        ap.error('--push-delay needs --push')
+    if a.push_delay < 0:
+        ap.error('--push-delay must be >= 0')
     if a.grpc:
         asyncio.run(serve_grpc(a))
         return
@@ -134,12 +177,12 @@ def main() -> None:
         version='1.0.0',
         protocol_version='0.3.0',
         preferred_transport='HTTP+JSON' if a.rest else 'JSONRPC',
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=capabilities(a),
         default_input_modes=['text/plain'], default_output_modes=['text/plain'],
         skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
                            tags=['echo'])],
     )
-    handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore())
+    handler = make_handler(a)
     sign = card_signer(a)
     if a.rest:
         app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler,

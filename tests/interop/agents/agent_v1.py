@@ -2,6 +2,7 @@
 
   python agent_v1.py --port P [--compat | --rest | --grpc] [--skill ID]
                      [--sign-key PEM --sign-kid KID [--sign-jku URL]]
+                     [--push [--push-delay SECONDS]]
 
 Without --compat it speaks A2A 1.0 only; with --compat it also accepts
 0.3 JSON-RPC on the same endpoint (SDK option enable_v0_3_compat) and its
@@ -22,6 +23,19 @@ The key is an ES256 (P-256) private key in PEM; the protected header is
 {"alg": "ES256", "kid": KID, "typ": "JOSE"} plus "jku": URL with --sign-jku.
 The signer appends to the card it is given, so each request signs a copy
 (one signature per served card, not one more per request).
+
+With --push the card says capabilities.pushNotifications and the request
+handler gets the SDK's own InMemoryPushNotificationConfigStore and
+BasePushNotificationSender (an httpx.AsyncClient, no URL screening): a push
+config set on message/send (or by the create call) is stored, and the SDK
+POSTs each task event (the Task, the artifact update, the final status
+update) to its url as a 1.0 StreamResponse JSON, with the config's token in
+X-A2A-Notification-Token (and Authorization: SCHEME CREDENTIALS if set).
+Without --push nothing changes. With --push-delay SECONDS (only with --push)
+a task that will complete first waits that long, after it is submitted and
+before its artifact and completion: a non-blocking send returns the task
+still submitted, and the push with the completed task comes that much later
+(push.sh's replica test). Without it the agent does not wait.
 """
 import argparse
 import asyncio
@@ -42,8 +56,8 @@ from a2a.types import (
 
 
 class EchoExecutor(AgentExecutor):
-    def __init__(self, skill: str):
-        self.skill = skill
+    def __init__(self, skill: str, delay: float = 0.0):
+        self.skill, self.delay = skill, delay
 
     async def execute(self, context: RequestContext, event_queue) -> None:
         text = context.get_user_input()
@@ -56,6 +70,8 @@ class EchoExecutor(AgentExecutor):
             await up.requires_input(up.new_agent_message(
                 [Part(text=f'need more input (by {self.skill})')]))
             return
+        if self.delay > 0:
+            await asyncio.sleep(self.delay)
         await up.add_artifact([Part(text=f'echo: {text} (by {self.skill})')], name='echo')
         await up.complete(up.new_agent_message([Part(text=f'echo: {text} (by {self.skill})')]))
 
@@ -84,11 +100,28 @@ def card_signer(a):
     return sign_copy
 
 
+def push_options(a) -> dict:
+    """DefaultRequestHandler's push arguments: none without --push."""
+    if not a.push:
+        return {}
+    import httpx
+    from a2a.server.tasks import (
+        BasePushNotificationSender, InMemoryPushNotificationConfigStore,
+    )
+
+    store = InMemoryPushNotificationConfigStore()
+    sender = BasePushNotificationSender(httpx.AsyncClient(timeout=10), store)
+    return {'push_config_store': store, 'push_sender': sender}
+
+
 def make_card(a, name: str, ifaces) -> AgentCard:
+    capabilities = AgentCapabilities(streaming=True)
+    if a.push:
+        capabilities.push_notifications = True
     return AgentCard(
         name=name, description='echo agent (a2a-sdk 1.x)', version='1.0.0',
         supported_interfaces=ifaces,
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=capabilities,
         default_input_modes=['text/plain'], default_output_modes=['text/plain'],
         skills=[AgentSkill(id=a.skill, name=a.skill, description='echoes',
                            tags=['echo'])],
@@ -105,7 +138,8 @@ async def serve_grpc(a) -> None:
     ifaces = [AgentInterface(url=f'127.0.0.1:{grpc_port}', protocol_binding='GRPC',
                              protocol_version='1.0')]
     card = make_card(a, 'echo-v1-grpc', ifaces)
-    handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore(), card)
+    handler = DefaultRequestHandler(EchoExecutor(a.skill, a.push_delay), InMemoryTaskStore(), card,
+                                    **push_options(a))
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
     await server.start()
     config = uvicorn.Config(Starlette(routes=create_agent_card_routes(card, card_signer(a))),
@@ -126,9 +160,17 @@ def main() -> None:
                     help='sign the served card with this ES256 private key (PEM)')
     ap.add_argument('--sign-kid', metavar='KID', help='the kid of --sign-key')
     ap.add_argument('--sign-jku', metavar='URL', help='a jku for the protected header')
+    ap.add_argument('--push', action='store_true',
+                    help='push notifications (the SDK\'s in-memory store and sender)')
+    ap.add_argument('--push-delay', type=float, default=0.0, metavar='SECONDS',
+                    help='with --push: wait this long before completing a task')
     a = ap.parse_args()
     if a.sign_key and not a.sign_kid:
         ap.error('--sign-key needs --sign-kid')
+    if a.push_delay and not a.push:
+        ap.error('--push-delay needs --push')
+    if a.push_delay < 0:
+        ap.error('--push-delay must be >= 0')
     if a.grpc:
         asyncio.run(serve_grpc(a))
         return
@@ -143,7 +185,8 @@ def main() -> None:
                                      protocol_version='0.3'))
     card = make_card(a, 'echo-v1-rest' if a.rest else 'echo-v1-compat' if a.compat else 'echo-v1',
                      ifaces)
-    handler = DefaultRequestHandler(EchoExecutor(a.skill), InMemoryTaskStore(), card)
+    handler = DefaultRequestHandler(EchoExecutor(a.skill, a.push_delay), InMemoryTaskStore(), card,
+                                    **push_options(a))
     card_routes = create_agent_card_routes(card, card_signer(a))
     if a.rest:
         routes = card_routes + create_rest_routes(
