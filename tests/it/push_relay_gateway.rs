@@ -17,8 +17,10 @@ use crate::support::calls::rpc;
 use crate::support::client::{get, post_json};
 use crate::support::gateway::TestGateway;
 use crate::support::mock_agent::{MockAgent, Mode};
+use crate::support::mock_grpc::MockGrpcAgent;
 use crate::support::webhook::Receiver;
 use crate::version_bridge::agent_speaking;
+use a2a_gateway::a2a::grpc::v1;
 
 const LIMIT: Duration = Duration::from_secs(10);
 
@@ -386,4 +388,83 @@ async fn a_webhook_private_at_delivery_is_refused_counted_and_named() {
     let plain = TestGateway::start(&[("agent", &agent.url())], "").await;
     let url = format!("{}push/{}", plain.url(), callback.0);
     assert_eq!(post_json(&url, "{}", &[]).await.status, 404);
+}
+
+/// The callback in a gRPC agent's recorded config (its Debug text).
+fn callback_in_debug(text: &str) -> (String, String) {
+    let quoted = |name: &str| {
+        let at = text.find(&format!("{name}: \"")).expect(name) + name.len() + 3;
+        text[at..].split('"').next().unwrap().to_string()
+    };
+    let url = quoted("url");
+    let id = url.rsplit_once("/push/").expect("a callback").1.to_string();
+    (id, quoted("token"))
+}
+
+#[tokio::test]
+async fn rest_and_grpc_webhooks_are_sealed_where_they_would_pass_through() {
+    let key = key_file("bindings");
+    let receiver = Receiver::start(vec![]).await;
+    // A REST client to a REST agent of its version: the call would go
+    // byte for byte; with a webhook in it, it is written again.
+    let rest = MockAgent::start(Mode::Normal).await;
+    rest.set_rest("/rest");
+    let gw = gateway(&rest, &key).await;
+    let hook = receiver.url("/rest-rest");
+    let url = format!("{}tasks/t1/pushNotificationConfigs", gw.url());
+    let body = json!({"id": "c1", "url": hook, "token": "client-token"});
+    let reply = post_json(&url, body.to_string(), &[]).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["url"], hook.as_str(), "{}", reply.text());
+    let (sent, callback) = agent_got(&rest);
+    assert!(
+        !sent.contains(&hook) && !sent.contains("client-token"),
+        "{sent}"
+    );
+    assert_eq!(post_as_agent(&gw, &callback, &completed("1.0")).await, 202);
+    assert_eq!(receiver.wait_for(1, LIMIT).await.len(), 1);
+    // A gRPC client to a gRPC agent of its service: the same.
+    let grpc = MockGrpcAgent::start().await;
+    grpc.send_push();
+    let gw = gateway_of(&grpc.url(), &key).await;
+    let mut client =
+        v1::a2a_service_client::A2aServiceClient::connect(format!("http://{}", gw.addr()))
+            .await
+            .unwrap();
+    let hook = receiver.url("/grpc-grpc");
+    let config = v1::TaskPushNotificationConfig {
+        task_id: "t1".into(),
+        id: "c1".into(),
+        url: hook.clone(),
+        token: "client-token".into(),
+        authentication: Some(v1::AuthenticationInfo {
+            scheme: "Bearer".into(),
+            credentials: "s3cret".into(),
+        }),
+        ..Default::default()
+    };
+    let answer = client
+        .create_task_push_notification_config(config)
+        .await
+        .unwrap();
+    let answer = answer.into_inner();
+    assert_eq!(answer.url, hook);
+    assert_eq!(answer.token, "client-token");
+    assert_eq!(answer.authentication.unwrap().credentials, "s3cret");
+    let seen = grpc.calls().pop().expect("the agent got the call");
+    assert_eq!(seen.rpc, "CreateTaskPushNotificationConfig");
+    assert!(
+        !seen.message.contains(&hook) && !seen.message.contains("s3cret"),
+        "{}",
+        seen.message
+    );
+    let callback = callback_in_debug(&seen.message);
+    assert_eq!(post_as_agent(&gw, &callback, &completed("1.0")).await, 202);
+    let got = receiver.wait_for(2, LIMIT).await;
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[1].authorization.as_deref(), Some("Bearer s3cret"));
+}
+
+async fn gateway_of(url: &str, key: &str) -> TestGateway {
+    TestGateway::start(&[("agent", url)], &relay_toml(key, true)).await
 }

@@ -127,6 +127,14 @@ impl MockGrpcAgent {
         }
     }
 
+    /// Its card says it sends push notifications (before a gateway
+    /// reads it).
+    pub fn send_push(&self) {
+        let mut card = self.card.card().expect("the mock's card");
+        card["capabilities"]["pushNotifications"] = json!(true);
+        self.card.set_card(Some(card));
+    }
+
     /// The upstream URL: where its card is.
     pub fn url(&self) -> String {
         self.card.url()
@@ -361,11 +369,13 @@ impl A2aService for Agent {
         Err(Status::unimplemented("SubscribeToTask"))
     }
 
+    /// Recorded, and the config given back as set.
     async fn create_task_push_notification_config(
         &self,
-        _: Request<v1::TaskPushNotificationConfig>,
+        request: Request<v1::TaskPushNotificationConfig>,
     ) -> Result<Response<v1::TaskPushNotificationConfig>, Status> {
-        Err(Status::unimplemented("push"))
+        self.record("CreateTaskPushNotificationConfig", &request);
+        Ok(Response::new(request.into_inner()))
     }
 
     async fn get_task_push_notification_config(
