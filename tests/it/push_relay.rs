@@ -457,3 +457,22 @@ async fn bad_posts_are_refused_and_never_delivered() {
     assert!(receiver.got().is_empty());
     assert!(outcomes.lock().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn an_https_webhook_whose_certificate_is_not_trusted_gets_nothing() {
+    use crate::support::mock_agent::{MockAgent, Mode};
+    let ca = crate::support::pki::Ca::new("a CA no one trusts");
+    let leaf = ca.server("hooks.example", 1);
+    let tls = crate::upstream_tls::agent_tls(&leaf, &[b"http/1.1"], None);
+    let webhook = MockAgent::start_tls(Mode::Normal, tls).await;
+    let (sender, lookups) = sender(&["127.0.0.0/8"], &["127.0.0.1"], 2);
+    let url = format!("https://hooks.example:{}/hook", webhook.addr().port());
+    let outcome = sender.deliver(&config(url), &Bytes::from(BODY)).await;
+    let Delivered::GaveUp { attempts: 2, last } = outcome else {
+        panic!("not delivered: {outcome:?}")
+    };
+    assert!(last.starts_with("connection failed"), "{last}");
+    assert_eq!(lookups.lock().unwrap().len(), 2, "one look-up an attempt");
+    let posted = webhook.all_requests();
+    assert!(posted.is_empty(), "nothing reached the webhook: {posted:?}");
+}

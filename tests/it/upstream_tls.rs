@@ -31,7 +31,7 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 
 /// An agent's TLS: its certificate, the ALPN protocols it accepts, and the
 /// CA its clients' certificates must come from (then one is required).
-fn agent_tls(leaf: &Leaf, alpn: &[&[u8]], client_ca: Option<&Ca>) -> Arc<ServerConfig> {
+pub(crate) fn agent_tls(leaf: &Leaf, alpn: &[&[u8]], client_ca: Option<&Ca>) -> Arc<ServerConfig> {
     let builder = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .unwrap();
