@@ -110,9 +110,13 @@ fn set_call(client: &str, hook: &str) -> String {
             "pushNotificationConfig": {"id": "c1", "url": hook, "token": "client-token",
                 "authentication": {"schemes": ["Bearer"], "credentials": "s3cret"}}}),
         ),
-        "0.1" => rpc(1, "tasks/pushNotification/set", json!({"id": "t1",
+        "0.1" => rpc(
+            1,
+            "tasks/pushNotification/set",
+            json!({"id": "t1",
             "pushNotificationConfig": {"url": hook, "token": "client-token",
-                "authentication": {"schemes": ["Bearer"], "credentials": "s3cret"}}})),
+                "authentication": {"schemes": ["Bearer"], "credentials": "s3cret"}}}),
+        ),
         _ => unreachable!(),
     }
 }
@@ -249,10 +253,17 @@ async fn another_replica_and_a_restarted_gateway_deliver_what_one_sealed() {
         .iter()
         .all(|r| r.token.as_deref() == Some("client-token")));
     // Keys rotated: a new one seals, the old one still opens.
-    let rotated = relay_toml(&key, true).replace("[push_relay]\n", "[push_relay]\nactive = \"k2\"\n")
-        + &format!("[[push_relay.keys]]\nkid = \"k2\"\nfile = \"{}\"\n", key_file("rotated"));
+    let rotated = relay_toml(&key, true)
+        .replace("[push_relay]\n", "[push_relay]\nactive = \"k2\"\n")
+        + &format!(
+            "[[push_relay.keys]]\nkid = \"k2\"\nfile = \"{}\"\n",
+            key_file("rotated")
+        );
     let rotated = TestGateway::start(&[("agent", &agent.url())], &rotated).await;
-    assert_eq!(post_as_agent(&rotated, &callback, &completed("1.0")).await, 202);
+    assert_eq!(
+        post_as_agent(&rotated, &callback, &completed("1.0")).await,
+        202
+    );
     assert_eq!(receiver.wait_for(3, LIMIT).await.len(), 3);
     let set = set_call("1.0", &receiver.url("/replicas"));
     assert_eq!(post_json(&rotated.url(), set, &[]).await.status, 200);
