@@ -52,6 +52,7 @@ pub mod duration;
 // Bounded maps of learned ids.
 pub mod recent;
 // Metrics, logs, access lines, traces.
+pub mod console;
 pub mod telemetry;
 //
 // Beside the requests: memory given back after bursts, and the demo.
@@ -104,6 +105,7 @@ impl Gateway {
         let admin_listener = TcpListener::bind(server.admin_listen).await?;
         let addr = listener.local_addr()?;
         let admin_addr = admin_listener.local_addr()?;
+        state.bound(addr);
         let settings = server::Settings::new(server, &state.config.limits);
         // The first card round is awaited (each fetch is bounded by the
         // refresh timeout) so the gateway starts with the skills it can

@@ -49,6 +49,10 @@ pub struct AppState {
     pub jwks: Option<Arc<crate::card::published::Rendered>>,
     /// The push relay's callback and queues; `None` while it is off.
     pub push_relay: Option<Arc<crate::push_relay::callback::Callback>>,
+    /// The console's signed-in sessions, kept across reloads.
+    pub console_sessions: Arc<crate::auth::sessions::Sessions>,
+    /// The public listener's address once bound (port 0 picks one).
+    listening: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
     draining: Arc<AtomicBool>,
 }
 
@@ -161,10 +165,16 @@ impl AppState {
             let previous = previous.and_then(|p| p.push_relay.as_deref());
             crate::push_relay::start::start(relay, &config.push_guard, observe, previous)
         });
+        metrics
+            .recent_calls
+            .set_capacity(config.console.recent_calls);
         Self {
             tracing,
             jwks,
             push_relay,
+            console_sessions: previous
+                .map_or_else(Default::default, |p| p.console_sessions.clone()),
+            listening: previous.map_or_else(Default::default, |p| p.listening.clone()),
             router: Router::new(&config.upstreams, &config.routing),
             auth: config.auth.as_ref().map(Authenticator::new),
             consumed: config.auth.as_ref().map(Credentials::from_auth),
@@ -180,6 +190,16 @@ impl AppState {
             metrics,
             meters,
         }
+    }
+
+    /// The public listener's address, once bound.
+    pub fn listening(&self) -> Option<std::net::SocketAddr> {
+        self.listening.get().copied()
+    }
+
+    /// Records where the public listener was bound (at start).
+    pub fn bound(&self, addr: std::net::SocketAddr) {
+        let _ = self.listening.set(addr);
     }
 
     /// The request path with the public URL's path prefix removed, so an

@@ -12,6 +12,7 @@ pub mod basic;
 pub mod config;
 pub mod jwt;
 pub mod publish;
+pub mod sessions;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
@@ -137,6 +138,31 @@ impl Authenticator {
             }
         }
         Err(self.refusal(&checks, short_of_scopes))
+    }
+
+    /// Credentials that pass one of the schemes named `names`, whatever
+    /// the alternatives say (the console's sign-in): the identity, or why
+    /// not.
+    pub async fn authenticate_with(
+        &self,
+        names: &[String],
+        parts: &Parts,
+    ) -> Result<Identity, String> {
+        let mut refused = Vec::new();
+        for (idx, scheme) in self.config.schemes.iter().enumerate() {
+            if !names.contains(&scheme.name) {
+                continue;
+            }
+            match self.check(idx, parts, None).await {
+                Check::Valid(identity) => return Ok(identity),
+                Check::Invalid(why) => refused.push(format!("{}: {why}", scheme.name)),
+                Check::Missing => {}
+            }
+        }
+        Err(match refused.is_empty() {
+            true => "credentials are required".into(),
+            false => format!("credentials were refused ({})", refused.join("; ")),
+        })
     }
 
     /// Why no alternative was satisfied: 403 when a valid credential lacked

@@ -24,7 +24,7 @@ mod sections;
 mod upstreams;
 mod values;
 
-const SECTIONS: [&str; 15] = [
+const SECTIONS: [&str; 16] = [
     "rate_limits",
     "concurrency",
     "auth",
@@ -40,6 +40,7 @@ const SECTIONS: [&str; 15] = [
     "upstreams",
     "log",
     "telemetry",
+    "console",
 ];
 
 pub fn load_str(text: &str) -> Result<Config, ConfigErrors> {
@@ -127,6 +128,17 @@ impl Checker {
         let authz = self
             .section::<crate::auth::config::AuthzSection>(table, "authz")
             .and_then(|a| self.sub_settings("authz", crate::auth::config::authz(&a, &names)));
+        let scheme_names = auth.as_ref().and_then(|a| a.as_ref()).map(|a| {
+            (a.schemes.iter())
+                .map(|s| s.name.clone())
+                .collect::<Vec<_>>()
+        });
+        let console = self
+            .section::<crate::config::console::ConsoleSection>(table, "console")
+            .and_then(|c| {
+                let checked = crate::config::console::console(&c, scheme_names.as_deref());
+                self.sub_settings("console", checked)
+            });
         self.across_sections((&auth, &authz), (&server, &tls));
         Some(Config {
             server: server?,
@@ -144,6 +156,7 @@ impl Checker {
             upstreams,
             log: log?,
             telemetry: telemetry?,
+            console: console?,
         })
     }
 

@@ -3,6 +3,7 @@
 //! gateway uses. Loading reports every problem at once (`load`).
 
 pub mod card_trust;
+pub mod console;
 mod file;
 mod load;
 mod overrides;

@@ -27,6 +27,7 @@ pub struct Config {
     pub upstreams: Vec<Upstream>,
     pub log: Log,
     pub telemetry: Telemetry,
+    pub console: crate::config::console::Console,
 }
 
 /// What the gateway says about itself in the card it publishes; skills,

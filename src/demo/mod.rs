@@ -72,6 +72,7 @@ pub fn instructions(gateway: SocketAddr, admin: SocketAddr) -> String {
            POST /message:send, GET /tasks/{{id}}, ...; 0.3 under /v1) and gRPC (h2c, same port)
   card     {url}/.well-known/agent-card.json   (both agents' skills: forecast, book-flight)
   agents   {url}/agents/weather  {url}/agents/travel
+  console  http://{admin}/console   (the fleet, skills, live calls, limits; "Try it" sends a message)
   probes   http://{admin}/healthz  http://{admin}/readyz
 
 Try:

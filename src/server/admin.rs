@@ -1,5 +1,6 @@
-//! The admin listener: probes for orchestrators, on a port of its own so it
-//! can stay private while the proxy port is public.
+//! The admin listener: probes for orchestrators, metrics and the console
+//! (`crate::console`), on a port of its own so it can stay private while
+//! the proxy port is public.
 
 use std::sync::Arc;
 
@@ -7,10 +8,14 @@ use http::{header, HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{json, Map, Value};
 
+use crate::console::fleet::{with_replicas, with_signature, with_versions};
 use crate::http::body::{self, Body};
 use crate::state::AppState;
 
 pub async fn handle(state: Arc<AppState>, request: Request<Incoming>) -> Response<Body> {
+    if crate::console::owns(request.uri().path()) {
+        return Box::pin(crate::console::handle(state, request)).await;
+    }
     match request.uri().path() {
         // Liveness: the process answers. Never fails while it runs, so a
         // draining gateway is not killed before its streams finish.
@@ -19,7 +24,7 @@ pub async fn handle(state: Arc<AppState>, request: Request<Incoming>) -> Respons
         "/metrics" => metrics(&state),
         _ => json_response(
             StatusCode::NOT_FOUND,
-            &json!({"error": "not found; try /healthz, /readyz or /metrics"}),
+            &json!({"error": "not found; try /healthz, /readyz, /metrics or /console"}),
         ),
     }
 }
@@ -122,51 +127,6 @@ fn with_store<'a>(body: &'a mut Value, state: &AppState) -> &'a Value {
         );
     }
     body
-}
-
-/// Adds where the agent's card signature stands, when it is checked.
-fn with_signature(mut entry: Value, state: &AppState, u: &crate::config::Upstream) -> Value {
-    let mode = u.card_signature.mode;
-    if mode == crate::config::card_trust::SignatureMode::Off {
-        return entry;
-    }
-    let described = match state.fleet.store.signatures.get(&u.name) {
-        Some(s) if s.under == u.card_signature => s.describe(),
-        _ => json!({"mode": mode.label(), "state": "unchecked"}),
-    };
-    if let Some(object) = entry.as_object_mut() {
-        object.insert("card_signature".into(), described);
-    }
-    entry
-}
-
-/// Adds what the upstream speaks, by binding, and who says so (its card or
-/// the config's `protocol_versions`).
-fn with_versions(mut entry: Value, speaks: &crate::routing::fleet::Speaks) -> Value {
-    let versions: Map<String, Value> = speaks
-        .versions()
-        .into_iter()
-        .map(|(binding, versions)| (binding.label().to_string(), json!(versions)))
-        .collect();
-    if let Some(object) = entry.as_object_mut() {
-        object.insert("versions".into(), Value::Object(versions));
-        object.insert("versions_from".into(), speaks.from.into());
-    }
-    entry
-}
-
-/// Adds each replica's breaker state and calls awaiting headers; they do
-/// not affect readiness (an ejected replica is the breaker's business).
-fn with_replicas(mut entry: Value, upstream: &crate::upstream::Upstream) -> Value {
-    let replicas: Vec<Value> = upstream
-        .health()
-        .into_iter()
-        .map(|r| json!({"url": r.url, "state": r.state, "outstanding": r.outstanding}))
-        .collect();
-    if let Some(object) = entry.as_object_mut() {
-        object.insert("replicas".into(), Value::Array(replicas));
-    }
-    entry
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response<Body> {

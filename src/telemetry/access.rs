@@ -27,6 +27,7 @@ use crate::a2a::{Method, Version};
 use crate::http::error::ErrorCode;
 use crate::telemetry::metrics::upstream::UpstreamMeters;
 use crate::telemetry::metrics::{self, Metrics};
+use crate::telemetry::recent_calls::CallSummary;
 use crate::telemetry::trace::{CallTrace, Ended};
 
 /// Which method the call named, as far as it was read.
@@ -220,6 +221,9 @@ impl Record {
         if let Some(trace) = &self.trace {
             trace.end(&self.ended(outcome));
         }
+        if self.metrics.recent_calls.recording() {
+            (self.metrics.recent_calls).push(self.summary(outcome, elapsed));
+        }
         if !crate::telemetry::log::access_wanted() {
             return;
         }
@@ -243,6 +247,29 @@ impl Record {
             outcome,
             trace: ids.as_ref().map(|(t, s)| (t.as_str(), s.as_str())),
         });
+    }
+
+    /// The call as the console's recent calls show it.
+    fn summary(&self, outcome: &'static str, elapsed: std::time::Duration) -> CallSummary {
+        CallSummary {
+            at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            request_id: self.request_id().to_string(),
+            method: self.called.method(),
+            binding: self.binding,
+            version: self.versions.map_or("-", |(client, _)| client.label()),
+            agent_version: self.versions.map_or("-", |(_, agent)| agent.label()),
+            upstream: (self.upstream.as_ref())
+                .map_or_else(|| "none".into(), |u| u.name().to_string()),
+            skill: self.skill.clone(),
+            status: self.status,
+            error: metrics::error_class(self.code),
+            code: self.code,
+            duration_ms: elapsed.as_secs_f64() * 1000.0,
+            outcome,
+            trace_id: self.trace.as_ref().map(|t| t.ids().0),
+            caller: self.caller.clone(),
+            client: self.client.map(|c| c.to_string()),
+        }
     }
 
     /// What the call's spans say of it.

@@ -3,7 +3,9 @@
 //! OpenTelemetry traces.
 
 pub mod access;
+pub mod last_minute;
 pub mod log;
 pub mod metrics;
 pub mod push;
+pub mod recent_calls;
 pub mod trace;

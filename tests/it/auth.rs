@@ -49,7 +49,7 @@ fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
-fn basic(user: &str, password: &str) -> String {
+pub(crate) fn basic(user: &str, password: &str) -> String {
     let raw = format!("{user}:{password}");
     format!(
         "Basic {}",
@@ -59,7 +59,7 @@ fn basic(user: &str, password: &str) -> String {
 
 /// An argon2id PHC string with small parameters (the verifier takes them
 /// from the string), so the debug build checks it quickly.
-fn argon2_hash(password: &str) -> String {
+pub(crate) fn argon2_hash(password: &str) -> String {
     use argon2::password_hash::{PasswordHasher, SaltString};
     let params = argon2::Params::new(1024, 1, 1, None).unwrap();
     let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
@@ -149,7 +149,7 @@ fn key_scheme(name: &str, location: &str, param: &str, keys: &str) -> String {
     )
 }
 
-fn basic_scheme(name: &str, users: &[(&str, &str)]) -> String {
+pub(crate) fn basic_scheme(name: &str, users: &[(&str, &str)]) -> String {
     let users: Vec<String> = users
         .iter()
         .map(|(user, hash)| format!("{{ name = \"{user}\", password_hash = '{hash}' }}"))

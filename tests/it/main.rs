@@ -63,6 +63,7 @@ mod properties;
 mod sse_streaming;
 
 // Metrics, records, traces, memory and the code's shape.
+mod console;
 mod dashboard;
 mod import_graph;
 mod memory_release;

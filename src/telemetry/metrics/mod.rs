@@ -80,6 +80,10 @@ pub struct Metrics {
     log_lines_dropped: IntCounter,
     /// When each task was first seen, to measure it when it ends.
     first_seen: Recent<Instant>,
+    /// The last calls, while the console looks (`crate::console`).
+    pub recent_calls: crate::telemetry::recent_calls::RecentCalls,
+    /// `requests_total` as read at each look, for the last minute's rates.
+    last_minute: crate::telemetry::last_minute::LastMinute,
 }
 
 const DEFAULT_TASKS_TIMED: u64 = 100_000;
@@ -218,6 +222,8 @@ impl Metrics {
             trace_spans: counter(&r, &family::TRACE_SPANS),
             // Least recently used goes first: every task is new when seen.
             first_seen: Recent::new(tasks, Duration::from_secs(24 * 3600)),
+            recent_calls: Default::default(),
+            last_minute: Default::default(),
             registry: r,
         }
     }
@@ -288,6 +294,13 @@ impl Metrics {
     }
 
     /// The text exposition format.
+    /// Per upstream, the calls and errors counted since about a minute
+    /// ago, and how many seconds that covers.
+    pub fn last_minute(&self) -> (crate::telemetry::last_minute::Counts, f64) {
+        let now = crate::telemetry::last_minute::counts(&self.requests);
+        self.last_minute.since_a_minute_ago(now)
+    }
+
     /// The push relay's queues as a scrape finds them: notifications
     /// queued now, and those dropped since the counter last caught up.
     pub fn push_queues(&self, (queued, _bytes): (usize, usize), dropped: u64) {

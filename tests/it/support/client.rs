@@ -209,10 +209,32 @@ pub async fn try_post_stream(
     ];
     let headers = with_defaults(headers, &defaults);
     let what = format!("stream POST {url}");
-    within(TIMEOUT, &what, open_stream(&uri, body.into(), &headers)).await
+    within(
+        TIMEOUT,
+        &what,
+        open_stream(Method::POST, &uri, body.into(), &headers),
+    )
+    .await
+}
+
+/// GET expecting an SSE answer over a dedicated HTTP/1.1 connection.
+pub async fn get_stream(url: &str) -> SseStream {
+    let uri: Uri = url
+        .parse()
+        .unwrap_or_else(|e| panic!("test client: bad url {url}: {e}"));
+    let headers = [("accept", "text/event-stream")];
+    let what = format!("stream GET {url}");
+    within(
+        TIMEOUT,
+        &what,
+        open_stream(Method::GET, &uri, Bytes::new(), &headers),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("test client: {what} failed: {e}"))
 }
 
 async fn open_stream(
+    method: Method,
     uri: &Uri,
     body: Bytes,
     headers: &[(&str, &str)],
@@ -229,7 +251,10 @@ async fn open_stream(
         let _ = connection.await;
     }));
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut builder = Request::post(path).header(HOST, &authority);
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(HOST, &authority);
     for (name, value) in headers {
         builder = builder.header(*name, *value);
     }
