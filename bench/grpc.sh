@@ -28,31 +28,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MODE=full
-case "${1:-}" in
-  "") ;;
-  --smoke) MODE=smoke ;;
-  *) echo "usage: bash bench/grpc.sh [--smoke]" >&2; exit 2 ;;
-esac
-OUT=bench/out/grpc-$MODE
-rm -rf "$OUT"; mkdir -p "$OUT/logs"
+source bench/lib.sh
+bench_mode grpc "$@"
+bench_build --example bench-hyper-floor
+FLOOR=$BIN/examples/bench-hyper-floor
 if [ $MODE = smoke ]; then
-  cargo build --quiet --bin a2a-gateway --example bench-upstream --example bench-hyper-floor
-  BIN=target/debug; RATE=200; SECS=1; ROUNDS=1
+  RATE=200; SECS=1; ROUNDS=1
 else
-  bash bench/dist.sh --quiet --bin a2a-gateway --example bench-upstream --example bench-hyper-floor
-  BIN=target/dist; RATE=3000; SECS=4; ROUNDS=10
+  RATE=3000; SECS=4; ROUNDS=10
 fi
-GW=$BIN/a2a-gateway; UP=$BIN/examples/bench-upstream; FLOOR=$BIN/examples/bench-hyper-floor
-python3 bench/bodies.py "$OUT"
 "$UP" grpc-body "$OUT/send1k_v10.json" "$OUT/grpc_both.bin" agents/both
 "$UP" grpc-body "$OUT/send1k_v10.json" "$OUT/grpc_rpc.bin" agents/rpc
-CLK_TCK=$(getconf CLK_TCK)
-
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT INT TERM
-source bench/lib.sh
 
 BPORT=$(freeport); RPORT=$(freeport); GPORT=$(freeport); GADMIN=$(freeport)
 F1PORT=$(freeport); F2PORT=$(freeport)
@@ -114,7 +100,7 @@ for round in $(seq 1 $ROUNDS); do
     c1=$(cpu "$pid")
     ok=$(jnum "$line" ok); errors=$(jnum "$line" errors)
     [ "${errors:-1}" = 0 ] || { echo "FAILED: $kind: $line" >&2; exit 1; }
-    us=$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" -v n="$ok" 'BEGIN {printf "%.2f", t / k * 1e6 / n}')
+    us=$(cpu_us $((c1 - c0)) "$ok")
     CPU_US[$kind]="${CPU_US[$kind]:-} $us"
     echo "    round $round $kind: $ok calls, $us us CPU/call"
   done

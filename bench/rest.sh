@@ -13,29 +13,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MODE=full
-case "${1:-}" in
-  "") ;;
-  --smoke) MODE=smoke ;;
-  *) echo "usage: bash bench/rest.sh [--smoke]" >&2; exit 2 ;;
-esac
-OUT=bench/out/rest-$MODE
-rm -rf "$OUT"; mkdir -p "$OUT/logs"
-if [ $MODE = smoke ]; then
-  cargo build --quiet --bin a2a-gateway --example bench-upstream
-  BIN=target/debug; RATE=200; SECS=1; ROUNDS=1
-else
-  bash bench/dist.sh --quiet --bin a2a-gateway --example bench-upstream
-  BIN=target/dist; RATE=3000; SECS=8; ROUNDS=5
-fi
-GW=$BIN/a2a-gateway; UP=$BIN/examples/bench-upstream
-python3 bench/bodies.py "$OUT"
-CLK_TCK=$(getconf CLK_TCK)
-
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT INT TERM
 source bench/lib.sh
+bench_mode rest "$@"
+bench_build
+if [ $MODE = smoke ]; then
+  RATE=200; SECS=1; ROUNDS=1
+else
+  RATE=3000; SECS=8; ROUNDS=5
+fi
 
 UPORT=$(freeport); GPORT=$(freeport); GADMIN=$(freeport)
 "$UP" serve "$UPORT" --rest 2>>"$OUT/logs/upstream.log" & PIDS+=($!)
@@ -65,7 +50,7 @@ for round in $(seq 1 $ROUNDS); do
     c1=$(cpu $GW_PID)
     ok=$(jnum "$line" ok); errors=$(jnum "$line" errors)
     [ "${errors:-1}" = 0 ] || { echo "FAILED: $kind: $line" >&2; exit 1; }
-    us=$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" -v n="$ok" 'BEGIN {printf "%.2f", t / k * 1e6 / n}')
+    us=$(cpu_us $((c1 - c0)) "$ok")
     CPU_US[$kind]="${CPU_US[$kind]:-} $us"
     echo "    round $round $kind: $ok calls, $us us CPU/call"
   done

@@ -16,30 +16,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MODE=full
-case "${1:-}" in
-  "") ;;
-  --smoke) MODE=smoke ;;
-  *) echo "usage: bash bench/store.sh [--smoke]" >&2; exit 2 ;;
-esac
-command -v redis-server >/dev/null || { echo "bench/store.sh needs redis-server (apt-get install redis-server)" >&2; exit 1; }
-OUT=bench/out/store-$MODE
-rm -rf "$OUT"; mkdir -p "$OUT/logs"
-if [ $MODE = smoke ]; then
-  cargo build --quiet --bin a2a-gateway --example bench-upstream
-  BIN=target/debug; RATE=100; SECS=1; ROUNDS=1
-else
-  bash bench/dist.sh --quiet --bin a2a-gateway --example bench-upstream
-  BIN=target/dist; RATE=1000; SECS=10; ROUNDS=5
-fi
-GW=$BIN/a2a-gateway; UP=$BIN/examples/bench-upstream
-python3 bench/bodies.py "$OUT"
-CLK_TCK=$(getconf CLK_TCK)
-
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT INT TERM
 source bench/lib.sh
+bench_mode store "$@"
+command -v redis-server >/dev/null || { echo "bench/store.sh needs redis-server (apt-get install redis-server)" >&2; exit 1; }
+bench_build
+if [ $MODE = smoke ]; then
+  RATE=100; SECS=1; ROUNDS=1
+else
+  RATE=1000; SECS=10; ROUNDS=5
+fi
 
 UPORT=$(freeport); RPORT=$(freeport)
 "$UP" serve "$UPORT" 2>>"$OUT/logs/upstream.log" & PIDS+=($!)
@@ -83,10 +68,10 @@ for round in $(seq 1 $ROUNDS); do
     c1=$(cpu "${PID[$kind]}"); r1=$(cpu "$RPID")
     ok=$(jnum "$line" ok); errors=$(jnum "$line" errors); p99=$(jnum "$line" p99_us)
     [ "${errors:-1}" = 0 ] || { echo "FAILED: $kind: $line" >&2; exit 1; }
-    us=$(awk -v t=$((c1 - c0)) -v k="$CLK_TCK" -v n="$ok" 'BEGIN {printf "%.2f", t / k * 1e6 / n}')
+    us=$(cpu_us $((c1 - c0)) "$ok")
     CPU_US[$kind]="${CPU_US[$kind]:-} $us"; P99_US[$kind]="${P99_US[$kind]:-} $p99"
     if [ $kind = redis ]; then
-      REDIS_US="$REDIS_US $(awk -v t=$((r1 - r0)) -v k="$CLK_TCK" -v n="$ok" 'BEGIN {printf "%.2f", t / k * 1e6 / n}')"
+      REDIS_US="$REDIS_US $(cpu_us $((r1 - r0)) "$ok")"
     fi
     echo "    round $round $kind: $ok calls, $us us CPU/call, p99 $p99 us"
   done
