@@ -512,9 +512,12 @@ function callMatches(c, f) {
   return true;
 }
 
+// The gateway's request ids share a per-process prefix and end in a
+// counter: the end is what tells two calls apart (the whole id is the
+// row's title).
 function shortId(id) {
   const v = text(id);
-  return v.length > 13 ? `${v.slice(0, 8)}…` : dash(v);
+  return v.length > 13 ? `…${v.slice(-8)}` : dash(v);
 }
 
 function callRow(c, fresh) {
