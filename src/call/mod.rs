@@ -159,7 +159,9 @@ async fn handle_call(
     };
     match forwarded {
         Ok(response) if state.push_relay.is_some() => {
-            let response = push::answered(state, method.family, deletion, response).await;
+            let owner = record.upstream.as_ref().map(|u| u.name().to_string());
+            let asked = (method.family, owner.as_deref());
+            let response = push::answered(state, asked, deletion, response).await;
             client_binding.answer(response, method.family).await
         }
         Ok(response) => client_binding.answer(response, method.family).await,

@@ -125,7 +125,7 @@ pub(super) fn deletion(
 /// client's webhooks, a successful delete remembered.
 pub(super) async fn answered(
     state: &AppState,
-    family: Family,
+    (family, owner): (Family, Option<&str>),
     deletion: Option<(String, Option<String>)>,
     response: Response<Body>,
 ) -> Response<Body> {
@@ -139,9 +139,15 @@ pub(super) async fn answered(
     let (mut parts, answer) = response.into_parts();
     let bytes = match body::read_to_limit(answer, MAX_ANSWER).await {
         Ok(bytes) => bytes,
+        // The agent's answer broke off, or is over the bound: its fault.
         Err(_) => {
-            let why = "the agent's push-config answer could not be read";
-            return GatewayError::Internal(why.into()).into_response(None);
+            let error = GatewayError::UpstreamBadResponse {
+                upstream: owner.unwrap_or("the agent").to_string(),
+                detail: format!(
+                    "its push-config answer could not be read whole (at most {MAX_ANSWER} bytes)"
+                ),
+            };
+            return error.into_response(None);
         }
     };
     let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else {

@@ -497,3 +497,25 @@ async fn rest_and_grpc_webhooks_are_sealed_where_they_would_pass_through() {
 async fn gateway_of(url: &str, key: &str) -> TestGateway {
     TestGateway::start(&[("agent", url)], &relay_toml(key, true)).await
 }
+
+#[tokio::test]
+async fn a_push_config_answer_that_breaks_off_is_the_agents_fault() {
+    use crate::support::fault_agent::{Fault, FaultAgent};
+    let key = key_file("broken");
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"configs":[{"url":"https://c.example/h"}]}}"#;
+    let agent = FaultAgent::start(Fault::CloseMidBody {
+        content_type: "application/json",
+        body: bytes::Bytes::from(answer),
+        sent: 20,
+    })
+    .await;
+    let gw = gateway_of(&agent.url(), &key).await;
+    let list = rpc(
+        1,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": "t1"}),
+    );
+    let reply = post_json(&gw.url(), list, &[("a2a-version", "1.0")]).await;
+    assert_eq!(reply.status, 502, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["code"], -32050, "{}", reply.text());
+}

@@ -356,7 +356,7 @@ fn card() -> Value {
     json!({
         "name": "Fault Agent", "description": "Fails on purpose", "version": "1.0.0",
         "protocolVersion": "0.3.0", "url": "http://127.0.0.1/", "preferredTransport": "JSONRPC",
-        "capabilities": {"streaming": true},
+        "capabilities": {"streaming": true, "pushNotifications": true},
         "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
         "skills": [{"id": "faults", "name": "Faults", "description": "Fails", "tags": ["faults"]}]
     })
